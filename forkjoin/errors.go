@@ -1,0 +1,52 @@
+package forkjoin
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// ErrClosed is returned (or, by Invoke, panicked with) when work is
+// submitted to a pool after Close.
+var ErrClosed = errors.New("forkjoin: pool is closed")
+
+// errGoexit is the Value of the PanicError recorded for a task that called
+// runtime.Goexit (for example t.FailNow in a test) instead of returning.
+var errGoexit = errors.New("forkjoin: task called runtime.Goexit")
+
+// PanicError is a panic raised by a task, captured with the stack of the
+// goroutine at the point of the panic. Join and Invoke re-panic with the
+// *PanicError; Get returns it.
+type PanicError struct {
+	Value any    // the value passed to panic
+	Stack []byte // the panicking goroutine's stack, as by runtime/debug.Stack
+}
+
+// Error returns the panic value and the stack at which it was raised.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("forkjoin: task panicked: %v\n\n%s", e.Value, e.Stack)
+}
+
+// Unwrap returns the panic value if it is an error, so that errors.Is and
+// errors.As see through a PanicError.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// capturePanic turns a recovered value into a *PanicError. It must be called
+// from the deferred function that recovered, so that the stack still holds
+// the panicking frames. A value that already is a *PanicError (a panic
+// re-raised by a nested Join) is passed on unchanged, so the stack recorded
+// is that of the original panic. A nil value means runtime.Goexit: since Go
+// 1.21 panic(nil) recovers as a *runtime.PanicNilError.
+func capturePanic(v any) *PanicError {
+	switch v := v.(type) {
+	case *PanicError:
+		return v
+	case nil:
+		return &PanicError{Value: errGoexit, Stack: debug.Stack()}
+	default:
+		return &PanicError{Value: v, Stack: debug.Stack()}
+	}
+}

@@ -1,0 +1,48 @@
+package forkjoin
+
+import "sync/atomic"
+
+// Computer is the shape of a typed task: a value whose Compute method runs
+// on the worker it is given. Package task names it RecursiveTask. Forking a
+// Computer (ForkTask, JoinTasks) stores it unboxed in the forked node, which
+// is cheaper than forking a closure.
+type Computer[T any] interface {
+	Compute(w *Worker) T
+}
+
+// funcTask adapts a closure to Computer.
+type funcTask[T any] func(*Worker) T
+
+func (f funcTask[T]) Compute(w *Worker) T { return f(w) }
+
+// Node states. A node is pending until its task has run and recorded its
+// result; waiting is pending with a sleeper to wake at completion.
+const (
+	pending uint32 = iota
+	waiting
+	done
+)
+
+// node is what the deques carry: the header shared by every kind of forked
+// or submitted task. It is embedded in its task object (joinNode, Future),
+// and job points back to that object.
+type node struct {
+	job   job
+	state atomic.Uint32
+	thief atomic.Int32 // 1 + index of the worker that stole the node; 0 if none
+}
+
+// job is implemented by every object that embeds a node.
+type job interface {
+	// execute runs the task on w, records its result or panic and
+	// completes the node, waking whoever waits. It does not panic. After
+	// execute has completed the node, the executing worker must not touch
+	// it again: the joiner may recycle it at once.
+	execute(w *Worker)
+	// addWaiter registers w to be woken when the node completes and moves
+	// the state from pending to waiting. Called only on the slow path of a
+	// join, before w sleeps.
+	addWaiter(w *Worker)
+}
+
+func (n *node) isDone() bool { return n.state.Load() == done }

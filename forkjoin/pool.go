@@ -1,0 +1,243 @@
+package forkjoin
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/magpie-go/magpie/internal/deque"
+	"github.com/magpie-go/magpie/internal/park"
+)
+
+// MaxParallelism caps WithParallelism: more workers than this only add
+// stealing traffic and memory on any machine Go runs on today.
+const MaxParallelism = 1024
+
+// Mode selects how a worker's scheduling loop takes tasks from its own deque.
+type Mode int
+
+const (
+	// LIFO runs the most recently forked task first: depth-first, the best
+	// for divide and conquer, where the newest task is the smallest and its
+	// data is hot in cache. The default.
+	LIFO Mode = iota
+	// FIFO (async mode) runs a worker's own forked-but-unjoined tasks
+	// oldest first, for event-style tasks that are never joined. Joins are
+	// unaffected: a joined task still sitting on top of the deque is taken
+	// from there in either mode.
+	FIFO
+)
+
+// String returns "LIFO" or "FIFO".
+func (m Mode) String() string {
+	switch m {
+	case LIFO:
+		return "LIFO"
+	case FIFO:
+		return "FIFO"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Option configures a Pool.
+type Option func(*config)
+
+type config struct {
+	parallelism int
+	mode        Mode
+	onPanic     func(*PanicError)
+}
+
+// WithParallelism sets the number of workers. n <= 0 means
+// runtime.GOMAXPROCS(0); n is capped at MaxParallelism.
+func WithParallelism(n int) Option { return func(c *config) { c.parallelism = n } }
+
+// WithMode sets LIFO (the default) or FIFO scheduling of own tasks.
+func WithMode(m Mode) Option {
+	return func(c *config) {
+		if m != LIFO && m != FIFO {
+			panic(fmt.Sprintf("forkjoin: WithMode(%d): not LIFO or FIFO", int(m)))
+		}
+		c.mode = m
+	}
+}
+
+// WithPanicHandler sets the function called with the panic of a task started
+// by Execute, which has no one to re-panic in. The default prints the panic
+// and its stack to standard error. The handler runs on the worker; the
+// worker and the pool carry on either way.
+func WithPanicHandler(h func(*PanicError)) Option {
+	return func(c *config) { c.onPanic = h }
+}
+
+// Pool is a fork-join pool: a fixed set of worker goroutines, each with its
+// own work-stealing deque, plus a queue for work submitted from outside.
+// All methods are safe for concurrent use.
+type Pool struct {
+	workers  []*Worker
+	mode     Mode
+	sleepers *park.Sleepers
+	onPanic  func(*PanicError)
+	isShared bool // Default(): Close is a no-op
+
+	idle     atomic.Int32 // workers in the scheduling loop's idle phase
+	live     atomic.Int32 // worker goroutines not yet exited
+	inflight atomic.Int64 // accepted submissions not yet completed
+	closed   atomic.Bool
+
+	subMu     sync.Mutex
+	subQ      []*node // FIFO: subQ[subHead:] are waiting
+	subHead   int
+	subLen    atomic.Int64 // len(subQ)-subHead, readable without subMu
+	submitted atomic.Uint64
+	panics    atomic.Uint64 // Execute panics reported
+
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// New starts a pool. With no options it has runtime.GOMAXPROCS(0) workers
+// in LIFO mode. Close it when done to stop its goroutines.
+func New(opts ...Option) *Pool {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	n := c.parallelism
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	n = min(n, MaxParallelism)
+	p := &Pool{mode: c.mode, onPanic: c.onPanic, sleepers: park.New(n)}
+	if p.onPanic == nil {
+		p.onPanic = func(pe *PanicError) {
+			fmt.Fprintf(os.Stderr, "forkjoin: panic in a task started by Execute: %v\n\n%s\n", pe.Value, pe.Stack)
+		}
+	}
+	p.workers = make([]*Worker, n)
+	for i := range p.workers {
+		p.workers[i] = &Worker{
+			pool:     p,
+			index:    i,
+			deque:    deque.New[node](),
+			sleepers: p.sleepers,
+			fifo:     c.mode == FIFO,
+			rng:      uint64(i)*0x9E3779B97F4A7C15 + 1,
+		}
+	}
+	p.live.Store(int32(n))
+	p.wg.Add(n)
+	for _, w := range p.workers {
+		go w.loop()
+	}
+	return p
+}
+
+var (
+	defaultOnce sync.Once
+	defaultPool *Pool
+)
+
+// Default returns the shared pool, created on first use with
+// runtime.GOMAXPROCS(0) workers. Close on it does nothing: it lives as long
+// as the process, like Java's common pool.
+func Default() *Pool {
+	defaultOnce.Do(func() {
+		defaultPool = New()
+		defaultPool.isShared = true
+	})
+	return defaultPool
+}
+
+// Parallelism returns the number of workers.
+func (p *Pool) Parallelism() int { return len(p.workers) }
+
+// Mode returns the pool's scheduling mode.
+func (p *Pool) Mode() Mode { return p.mode }
+
+// isRunner marks *Pool as a Runner.
+func (p *Pool) isRunner() {}
+
+// Close shuts the pool down gracefully: it stops accepting submissions
+// (Execute and Submit fail with ErrClosed, Invoke panics with it), lets
+// every task already accepted run to completion, including all the tasks
+// they fork, and waits until every worker goroutine has exited. It is
+// idempotent and safe to call concurrently; every call returns after the
+// workers are gone.
+//
+// Called from inside one of the pool's own tasks, Close cannot wait for
+// itself: it stops accepting submissions and returns at once, and the
+// workers exit once the work in flight completes. Close on the Default pool
+// does nothing.
+func (p *Pool) Close() {
+	if p.isShared {
+		return
+	}
+	p.closeOnce.Do(func() {
+		p.subMu.Lock()
+		p.closed.Store(true)
+		p.subMu.Unlock()
+		p.sleepers.WakeAll()
+	})
+	if callerWorker(p) != nil {
+		return
+	}
+	p.wg.Wait()
+}
+
+// drained reports whether a closed pool has finished all accepted work, so
+// that its workers may exit.
+func (p *Pool) drained() bool {
+	return p.closed.Load() && p.inflight.Load() == 0
+}
+
+// rootDone is called when a submitted task completes.
+func (p *Pool) rootDone() {
+	if p.inflight.Add(-1) == 0 && p.closed.Load() {
+		p.sleepers.WakeAll()
+	}
+}
+
+// pollSubmission takes the oldest submitted task, or nil.
+func (p *Pool) pollSubmission() *node {
+	if p.subLen.Load() == 0 {
+		return nil
+	}
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	if p.subHead == len(p.subQ) {
+		return nil
+	}
+	x := p.subQ[p.subHead]
+	p.subQ[p.subHead] = nil
+	p.subHead++
+	if p.subHead == len(p.subQ) {
+		p.subQ, p.subHead = p.subQ[:0], 0
+	} else if p.subHead >= 1024 && p.subHead*2 >= len(p.subQ) {
+		n := copy(p.subQ, p.subQ[p.subHead:])
+		clear(p.subQ[n:])
+		p.subQ, p.subHead = p.subQ[:n], 0
+	}
+	p.subLen.Add(-1)
+	return x
+}
+
+// submit queues a root task from outside the pool.
+func (p *Pool) submit(n *node) error {
+	p.subMu.Lock()
+	if p.closed.Load() {
+		p.subMu.Unlock()
+		return ErrClosed
+	}
+	p.inflight.Add(1)
+	p.subQ = append(p.subQ, n)
+	p.subLen.Add(1)
+	p.subMu.Unlock()
+	p.submitted.Add(1)
+	if p.sleepers.Any() {
+		p.sleepers.WakeOne()
+	}
+	return nil
+}

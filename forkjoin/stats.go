@@ -1,0 +1,70 @@
+package forkjoin
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Stats is a snapshot of a pool's counters. Each worker counts in plain
+// fields of its own (no shared counter is touched on the fork/join path) and
+// publishes them whenever it goes idle, steals, parks or exits; Stats sums
+// the published values. While work is running the snapshot may lag the
+// workers by a little; once the pool is idle or closed it is exact.
+type Stats struct {
+	Workers   int    // worker goroutines alive
+	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
+	Executed  uint64 // tasks run, forked or submitted, including inline joins
+	Forks     uint64 // tasks pushed on a worker deque (Fork, Join, JoinTasks)
+	Steals    uint64 // tasks taken from another worker's deque
+	Helped    uint64 // tasks run by a worker while it waited in a join
+	Parks     uint64 // times a worker went to sleep
+	Panics    uint64 // panics of Execute tasks handed to the panic handler
+	Queued    int    // tasks waiting in deques and the submission queue now
+	Idle      int    // workers looking for work or asleep now
+}
+
+// String formats the counters on one line.
+func (s Stats) String() string {
+	return fmt.Sprintf("workers=%d submitted=%d executed=%d forks=%d steals=%d helped=%d parks=%d panics=%d queued=%d idle=%d",
+		s.Workers, s.Submitted, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Panics, s.Queued, s.Idle)
+}
+
+// counters are a worker's own, written without atomics by its goroutine.
+type counters struct {
+	executed, forks, steals, helped, parks uint64
+}
+
+// publishedCounters is the copy of counters that Stats may read.
+type publishedCounters struct {
+	executed, forks, steals, helped, parks atomic.Uint64
+}
+
+// publish copies the worker's counters where Stats can read them. It runs
+// on slow paths only (idle, park, steal loop exit).
+func (w *Worker) publish() {
+	w.pub.executed.Store(w.own.executed)
+	w.pub.forks.Store(w.own.forks)
+	w.pub.steals.Store(w.own.steals)
+	w.pub.helped.Store(w.own.helped)
+	w.pub.parks.Store(w.own.parks)
+}
+
+// Stats returns a snapshot of the pool's counters.
+func (p *Pool) Stats() Stats {
+	s := Stats{
+		Workers:   int(p.live.Load()),
+		Submitted: p.submitted.Load(),
+		Panics:    p.panics.Load(),
+		Queued:    int(p.subLen.Load()),
+		Idle:      int(p.idle.Load()),
+	}
+	for _, w := range p.workers {
+		s.Executed += w.pub.executed.Load()
+		s.Forks += w.pub.forks.Load()
+		s.Steals += w.pub.steals.Load()
+		s.Helped += w.pub.helped.Load()
+		s.Parks += w.pub.parks.Load()
+		s.Queued += w.deque.Len()
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package forkjoin
+
+// Runner is where a computation runs: a *Pool (from outside, the call
+// submits and waits) or a *Worker (from inside a task, the call runs inline
+// in the same computation). Only *Pool and *Worker implement it. The
+// helpers of package magpie take a Runner, and a nil Runner means Default().
+type Runner interface{ isRunner() }
+
+// Run runs fn on r and returns its result: inline on a *Worker, through
+// Invoke on a *Pool, and on Default() if r is nil (a nil *Pool too). It is
+// the bridge that lets one function serve callers inside and outside a pool.
+func Run[T any](r Runner, fn func(*Worker) T) T {
+	switch r := r.(type) {
+	case *Worker:
+		if r == nil {
+			panic("forkjoin: Run called with a nil *Worker")
+		}
+		return fn(r)
+	case *Pool:
+		if r == nil {
+			r = Default()
+		}
+		return Invoke(r, fn)
+	default:
+		return Invoke(Default(), fn)
+	}
+}
+
+// Execute schedules fn to run on the pool and returns without waiting. It
+// returns ErrClosed once Close has been called. Nobody joins fn, so a panic
+// in it goes to the pool's panic handler (WithPanicHandler).
+func (p *Pool) Execute(fn func(*Worker)) error {
+	if fn == nil {
+		panic("forkjoin: Execute called with a nil function")
+	}
+	return p.submit(&(&execNode{fn: fn, pool: p}).init().node)
+}
+
+// execNode is a fire-and-forget task from Execute.
+type execNode struct {
+	node
+	fn   func(*Worker)
+	pool *Pool
+}
+
+func (e *execNode) init() *execNode { e.job = e; return e }
+
+func (e *execNode) execute(w *Worker) {
+	finished := false
+	defer func() {
+		if !finished {
+			e.pool.reportPanic(capturePanic(recover()))
+			e.complete()
+		}
+	}()
+	e.fn(w)
+	finished = true
+	e.complete()
+}
+
+func (e *execNode) complete() {
+	e.fn = nil
+	e.state.Store(done)
+	e.pool.rootDone()
+}
+
+func (e *execNode) addWaiter(*Worker) {} // never joined
+
+// reportPanic hands an Execute panic to the panic handler; a panic in the
+// handler itself is dropped so that it cannot kill the worker.
+func (p *Pool) reportPanic(pe *PanicError) {
+	p.panics.Add(1)
+	defer func() { _ = recover() }()
+	p.onPanic(pe)
+}
+
+// Submit schedules fn on the pool from any goroutine and returns its
+// Future; wait for it with Get (or Join inside a task). On a closed pool
+// the Future is already done and Get returns ErrClosed.
+func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
+	if fn == nil {
+		panic("forkjoin: Submit called with a nil function")
+	}
+	return SubmitTask[T](p, funcTask[T](fn))
+}
+
+// SubmitTask is Submit for a typed task.
+func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
+	f := newFuture[T](nil, c)
+	f.pool = p
+	if err := p.submit(&f.node); err != nil {
+		f.pool = nil
+		f.err = err
+		f.task = *new(C)
+		f.state.Store(done)
+	}
+	return &f.Future
+}
+
+// Invoke runs fn on the pool and waits for its result. A panic in fn (or in
+// any task it joins) is re-raised here as a *PanicError; on a closed pool
+// Invoke panics with ErrClosed. Invoke is safe from any number of
+// goroutines at once. Called from inside one of the pool's own tasks it
+// runs fn inline on that task's worker (it cannot deadlock, even with one
+// worker); inside a task, prefer passing the *Worker to Run.
+func Invoke[T any](p *Pool, fn func(*Worker) T) T {
+	if fn == nil {
+		panic("forkjoin: Invoke called with a nil function")
+	}
+	if w := callerWorker(p); w != nil {
+		return fn(w)
+	}
+	f := SubmitTask[T](p, funcTask[T](fn))
+	f.await()
+	if f.err != nil {
+		panic(f.err)
+	}
+	return f.result
+}

@@ -1,0 +1,274 @@
+package forkjoin
+
+import (
+	"github.com/magpie-go/magpie/internal/deque"
+	"github.com/magpie-go/magpie/internal/park"
+)
+
+// Worker is a pool's worker as seen by the task it is running. Every task
+// body receives the worker that runs it, never nil; pass it to Fork, Join
+// and the helpers of package magpie to work inside the same computation.
+// A *Worker belongs to the goroutine running the task: do not keep it past
+// the task's return or hand it to another goroutine.
+type Worker struct {
+	pool     *Pool
+	index    int
+	deque    *deque.Deque[node]
+	sleepers *park.Sleepers
+	fifo     bool // async mode: the scheduling loop polls its own deque oldest first
+
+	_ [128]byte // owner-written fields below stay off the line thieves read
+
+	rng   uint64
+	own   counters          // written by the owner only, without atomics
+	pub   publishedCounters // copy of own that Stats reads
+	cache [cacheSlots]any   // per-type free lists and slabs; see cacheOf
+}
+
+// Pool returns the pool the worker belongs to.
+func (w *Worker) Pool() *Pool { return w.pool }
+
+// Index returns the worker's index, 0 to Parallelism()-1.
+func (w *Worker) Index() int { return w.index }
+
+// Surplus returns the number of tasks in the worker's own deque minus the
+// number of idle workers that could steal them, the estimate behind Java's
+// getSurplusQueuedTaskCount. A task that finds Surplus above a small
+// threshold (about 3) has enough parallel slack around it and can stop
+// splitting; a negative value means thieves are waiting for work. It costs a
+// few atomic loads.
+func (w *Worker) Surplus() int {
+	return w.deque.Len() - int(w.pool.idle.Load())
+}
+
+// isRunner marks *Worker as a Runner.
+func (w *Worker) isRunner() {}
+
+// push makes n available to thieves and, if some worker sleeps, wakes one.
+// This and unpush are the whole un-stolen fork/join path: two atomic stores
+// here, one in Pop, and one atomic load of the sleeper count.
+func (w *Worker) push(n *node) {
+	w.own.forks++
+	w.deque.Push(n)
+	if w.sleepers.Any() {
+		w.sleepers.WakeOne()
+	}
+}
+
+// unpush pops w's own deque until it finds n, which it then removes and
+// reports true. Tasks popped on the way (forked but never joined, or joined
+// out of order) are run: they are w's own work. It reports false once the
+// deque is empty: n was stolen.
+func (w *Worker) unpush(n *node) bool {
+	for {
+		x := w.deque.Pop()
+		if x == n {
+			w.own.executed++
+			return true
+		}
+		if x == nil {
+			return false
+		}
+		w.execute(x)
+	}
+}
+
+// unpushOnly removes n if it is at the bottom of w's deque, running nothing.
+func (w *Worker) unpushOnly(n *node) bool {
+	x := w.deque.Pop()
+	if x == n {
+		return true
+	}
+	if x != nil {
+		w.deque.Push(x) // not ours: put it back where it was
+	}
+	return false
+}
+
+// execute runs a node taken from a deque or the submission queue.
+func (w *Worker) execute(n *node) {
+	w.own.executed++
+	n.job.execute(w)
+}
+
+// helpUntilDone is the slow path of a join: n was stolen (or lives in
+// another worker's deque). While n is not done, w runs other tasks: its own,
+// the thief's (which are likely n's subtasks), anyone's, then the
+// submission queue. Only when there is nothing to run does it sleep, woken
+// either by n's completion (addWaiter) or by new work (Prepare).
+func (w *Worker) helpUntilDone(n *node) {
+	var bo park.Backoff
+	for !n.isDone() {
+		if x := w.findHelp(n); x != nil {
+			w.own.helped++
+			w.execute(x)
+			bo.Reset()
+			continue
+		}
+		if bo.Snooze() {
+			continue
+		}
+		w.sleepers.Prepare(w.index)
+		n.job.addWaiter(w)
+		if n.isDone() {
+			w.sleepers.Cancel(w.index)
+			break
+		}
+		if x := w.findHelp(n); x != nil {
+			w.sleepers.Cancel(w.index)
+			w.own.helped++
+			w.execute(x)
+			continue
+		}
+		w.own.parks++
+		w.publish()
+		w.sleepers.Sleep(w.index)
+		w.sleepers.Cancel(w.index)
+	}
+}
+
+// findHelp finds a task for a worker waiting on n: its own deque first, then
+// the thief of n, then any other worker, then the submission queue.
+func (w *Worker) findHelp(n *node) *node {
+	if x := w.deque.Pop(); x != nil {
+		return x
+	}
+	if t := int(n.thief.Load()) - 1; t >= 0 && t != w.index {
+		if x := w.stealFrom(w.pool.workers[t]); x != nil {
+			return x
+		}
+	}
+	if x := w.stealAny(); x != nil {
+		return x
+	}
+	return w.pool.pollSubmission()
+}
+
+// findWork finds a task for the scheduling loop: own deque (LIFO, or FIFO in
+// async mode), then stealing from a random victim onwards, then the
+// submission queue.
+func (w *Worker) findWork() *node {
+	var x *node
+	if w.fifo {
+		x = w.deque.Poll()
+	} else {
+		x = w.deque.Pop()
+	}
+	if x != nil {
+		return x
+	}
+	if x = w.stealAny(); x != nil {
+		return x
+	}
+	return w.pool.pollSubmission()
+}
+
+// stealAny tries every other worker once, starting at a random one, so that
+// thieves spread over victims instead of convoying on worker 0.
+func (w *Worker) stealAny() *node {
+	ws := w.pool.workers
+	n := len(ws)
+	if n == 1 {
+		return nil
+	}
+	start := int(w.random() % uint64(n))
+	for k := 0; k < n; k++ {
+		v := ws[(start+k)%n]
+		if v == w {
+			continue
+		}
+		if x := w.stealFrom(v); x != nil {
+			return x
+		}
+	}
+	return nil
+}
+
+func (w *Worker) stealFrom(v *Worker) *node {
+	x := v.deque.Steal()
+	if x == nil {
+		return nil
+	}
+	x.thief.Store(int32(w.index + 1))
+	w.own.steals++
+	// More work where this came from and someone asleep: wake a helper, so
+	// that parallelism ramps up without each push paying for it.
+	if v.deque.Len() > 0 && w.sleepers.Any() {
+		w.sleepers.WakeOne()
+	}
+	return x
+}
+
+// random returns the next value of the worker's xorshift64* generator.
+func (w *Worker) random() uint64 {
+	x := w.rng
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	w.rng = x
+	return x * 2685821657736338717
+}
+
+// loop is the worker goroutine's scheduling loop.
+func (w *Worker) loop() {
+	p := w.pool
+	exited := false
+	defer func() {
+		if !exited {
+			// A task called runtime.Goexit, which no recover stops. The node
+			// it ran was completed with a PanicError; this goroutine cannot
+			// continue, so hand the worker to a fresh one.
+			unregisterGoroutine()
+			go w.loop()
+			return
+		}
+		w.publish()
+		unregisterGoroutine()
+		p.live.Add(-1)
+		p.wg.Done()
+	}()
+	registerGoroutine(w)
+
+	var bo park.Backoff
+	idle := false
+	for {
+		if x := w.findWork(); x != nil {
+			if idle {
+				idle = false
+				p.idle.Add(-1)
+			}
+			w.execute(x)
+			bo.Reset()
+			continue
+		}
+		if !idle {
+			idle = true
+			p.idle.Add(1)
+			w.publish()
+		}
+		if p.drained() {
+			break
+		}
+		if bo.Snooze() {
+			continue
+		}
+		w.sleepers.Prepare(w.index)
+		if x := w.findWork(); x != nil {
+			w.sleepers.Cancel(w.index)
+			idle = false
+			p.idle.Add(-1)
+			w.execute(x)
+			bo.Reset()
+			continue
+		}
+		if p.drained() {
+			w.sleepers.Cancel(w.index)
+			break
+		}
+		w.own.parks++
+		w.publish()
+		w.sleepers.Sleep(w.index)
+		w.sleepers.Cancel(w.index)
+	}
+	exited = true
+}

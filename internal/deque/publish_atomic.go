@@ -1,0 +1,13 @@
+//go:build !((amd64 || 386) && !race)
+
+package deque
+
+import "sync/atomic"
+
+// storeSlot writes x into a slot that no thief can take yet. See
+// publish_tso.go for the x86 version.
+func storeSlot[T any](s *atomic.Pointer[T], x *T) { s.Store(x) }
+
+// storeRelease publishes v; everything the owner wrote before is visible to
+// a thief that loads v.
+func storeRelease(p *atomic.Int64, v int64) { p.Store(v) }
