@@ -128,7 +128,7 @@ func (n *joinNode[T, C]) awaitStolen(w *Worker) (T, int) {
 		return n.result, 1 // n is dropped, not recycled
 	}
 	n.state.Store(pending)
-	n.thief.Store(0)
+	n.thief.Store(nil)
 	return n.result, 0
 }
 

@@ -29,7 +29,7 @@ const (
 type node struct {
 	job   job
 	state atomic.Uint32
-	thief atomic.Int32 // 1 + index of the worker that stole the node; 0 if none
+	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 }
 
 // job is implemented by every object that embeds a node.

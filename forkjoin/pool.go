@@ -220,8 +220,24 @@ func (p *Pool) pollSubmission() *node {
 		clear(p.subQ[n:])
 		p.subQ, p.subHead = p.subQ[:n], 0
 	}
-	p.subLen.Add(-1)
+	if p.subLen.Add(-1) > 0 && p.sleepers.Any() {
+		p.sleepers.WakeOne() // more submissions wait: ramp up
+	}
 	return x
+}
+
+// wakeIfWork wakes a sleeper if any work is visible. Slow path only.
+func (p *Pool) wakeIfWork() {
+	if !p.sleepers.Any() {
+		return
+	}
+	work := p.subLen.Load() > 0
+	for _, v := range p.workers {
+		work = work || v.deque.Len() > 0
+	}
+	if work {
+		p.sleepers.WakeOne()
+	}
 }
 
 // submit queues a root task from outside the pool.

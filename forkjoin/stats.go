@@ -7,7 +7,7 @@ import (
 
 // Stats is a snapshot of a pool's counters. Each worker counts in plain
 // fields of its own (no shared counter is touched on the fork/join path) and
-// publishes them whenever it goes idle, steals, parks or exits; Stats sums
+// publishes them whenever it goes idle, parks or exits; Stats sums
 // the published values. While work is running the snapshot may lag the
 // workers by a little; once the pool is idle or closed it is exact.
 type Stats struct {

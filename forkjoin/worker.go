@@ -124,6 +124,12 @@ func (w *Worker) helpUntilDone(n *node) {
 		w.publish()
 		w.sleepers.Sleep(w.index)
 		w.sleepers.Cancel(w.index)
+		if n.isDone() {
+			// The token may have been a WakeOne meant for new work, which
+			// this worker, returning to its task, will not look at now:
+			// pass the wake-up on so that the work does not wait.
+			w.pool.wakeIfWork()
+		}
 	}
 }
 
@@ -133,8 +139,11 @@ func (w *Worker) findHelp(n *node) *node {
 	if x := w.deque.Pop(); x != nil {
 		return x
 	}
-	if t := int(n.thief.Load()) - 1; t >= 0 && t != w.index {
-		if x := w.stealFrom(w.pool.workers[t]); x != nil {
+	// The thief of n is most likely busy with n's subtasks: help it first
+	// (leapfrogging). It may belong to another pool when w joins a future
+	// forked elsewhere; then there is nothing of ours to take from it.
+	if t := n.thief.Load(); t != nil && t != w && t.pool == w.pool {
+		if x := w.stealFrom(t); x != nil {
 			return x
 		}
 	}
@@ -189,7 +198,7 @@ func (w *Worker) stealFrom(v *Worker) *node {
 	if x == nil {
 		return nil
 	}
-	x.thief.Store(int32(w.index + 1))
+	x.thief.Store(w)
 	w.own.steals++
 	// More work where this came from and someone asleep: wake a helper, so
 	// that parallelism ramps up without each push paying for it.
