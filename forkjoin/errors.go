@@ -10,6 +10,10 @@ import (
 // submitted to a pool after Close.
 var ErrClosed = errors.New("forkjoin: pool is closed")
 
+// ErrQueueFull is returned by Execute when the pool was built with
+// WithMaxQueued and its submission queue is full.
+var ErrQueueFull = errors.New("forkjoin: submission queue is full")
+
 // errGoexit is the Value of the PanicError recorded for a task that called
 // runtime.Goexit (for example t.FailNow in a test) instead of returning.
 var errGoexit = errors.New("forkjoin: task called runtime.Goexit")

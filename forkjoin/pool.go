@@ -1,6 +1,7 @@
 package forkjoin
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -48,6 +49,8 @@ type config struct {
 	parallelism int
 	mode        Mode
 	onPanic     func(*PanicError)
+	maxQueued   int
+	name        string
 }
 
 // WithParallelism sets the number of workers. n <= 0 means
@@ -72,6 +75,19 @@ func WithPanicHandler(h func(*PanicError)) Option {
 	return func(c *config) { c.onPanic = h }
 }
 
+// WithMaxQueued bounds the submission queue (tasks submitted from outside
+// and not yet taken by a worker) to n, for servers that must not let a
+// backlog grow without bound. When it is full, Execute fails at once with
+// ErrQueueFull, ExecuteContext waits for room until its context is done, and
+// Submit and Invoke wait for room. Forks inside tasks are never bounded.
+// n <= 0 means unbounded, the default.
+func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
+
+// WithName names the pool in profiles: worker goroutines carry the pprof
+// labels magpie.pool=name and magpie.worker=index. The default name is
+// "pool-N", N counting the pools of the process.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
 // Pool is a fork-join pool: a fixed set of worker goroutines, each with its
 // own work-stealing deque, plus a queue for work submitted from outside.
 // All methods are safe for concurrent use.
@@ -81,6 +97,10 @@ type Pool struct {
 	sleepers *park.Sleepers
 	onPanic  func(*PanicError)
 	isShared bool // Default(): Close is a no-op
+	name     string
+	room     chan struct{} // WithMaxQueued: one token per queued submission; nil if unbounded
+	closedCh chan struct{} // closed by Close: wakes submitters waiting for room
+	stopped  chan struct{} // closed when the last worker has exited
 
 	idle     atomic.Int32 // workers in the scheduling loop's idle phase
 	live     atomic.Int32 // worker goroutines not yet exited
@@ -94,7 +114,6 @@ type Pool struct {
 	submitted atomic.Uint64
 	panics    atomic.Uint64 // Execute panics reported
 
-	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
 
@@ -110,7 +129,20 @@ func New(opts ...Option) *Pool {
 		n = runtime.GOMAXPROCS(0)
 	}
 	n = min(n, MaxParallelism)
-	p := &Pool{mode: c.mode, onPanic: c.onPanic, sleepers: park.New(n)}
+	p := &Pool{
+		mode:     c.mode,
+		onPanic:  c.onPanic,
+		sleepers: park.New(n),
+		name:     c.name,
+		closedCh: make(chan struct{}),
+		stopped:  make(chan struct{}),
+	}
+	if p.name == "" {
+		p.name = fmt.Sprintf("pool-%d", poolCount.Add(1))
+	}
+	if c.maxQueued > 0 {
+		p.room = make(chan struct{}, c.maxQueued)
+	}
 	if p.onPanic == nil {
 		p.onPanic = func(pe *PanicError) {
 			fmt.Fprintf(os.Stderr, "forkjoin: panic in a task started by Execute: %v\n\n%s\n", pe.Value, pe.Stack)
@@ -128,7 +160,6 @@ func New(opts ...Option) *Pool {
 		}
 	}
 	p.live.Store(int32(n))
-	p.wg.Add(n)
 	for _, w := range p.workers {
 		go w.loop()
 	}
@@ -138,6 +169,7 @@ func New(opts ...Option) *Pool {
 var (
 	defaultOnce sync.Once
 	defaultPool *Pool
+	poolCount   atomic.Int64
 )
 
 // Default returns the shared pool, created on first use with
@@ -175,16 +207,51 @@ func (p *Pool) Close() {
 	if p.isShared {
 		return
 	}
+	p.beginClose()
+	if callerWorker(p) != nil {
+		return
+	}
+	<-p.stopped
+}
+
+// Shutdown is Close with a deadline: it stops accepting submissions and
+// waits for the accepted work to finish and the workers to exit, but gives
+// up when ctx is done. It then returns an error wrapping ctx.Err() that says
+// how many accepted tasks had not finished; they keep running, and the
+// workers still exit once they have. Shutdown on the Default pool does
+// nothing and returns nil.
+func (p *Pool) Shutdown(ctx context.Context) error {
+	if p.isShared {
+		return nil
+	}
+	p.beginClose()
+	if callerWorker(p) != nil {
+		return nil
+	}
+	select {
+	case <-p.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",
+			p.inflight.Load(), ctx.Err())
+	}
+}
+
+func (p *Pool) beginClose() {
 	p.closeOnce.Do(func() {
 		p.subMu.Lock()
 		p.closed.Store(true)
 		p.subMu.Unlock()
+		close(p.closedCh)
 		p.sleepers.WakeAll()
 	})
-	if callerWorker(p) != nil {
-		return
+}
+
+// workerExited is called by each worker goroutine as it exits.
+func (p *Pool) workerExited() {
+	if p.live.Add(-1) == 0 {
+		close(p.stopped)
 	}
-	p.wg.Wait()
 }
 
 // drained reports whether a closed pool has finished all accepted work, so
@@ -212,6 +279,9 @@ func (p *Pool) pollSubmission() *node {
 	}
 	x := p.subQ[p.subHead]
 	p.subQ[p.subHead] = nil
+	if p.room != nil {
+		<-p.room // the submission leaves the queue: make room for another
+	}
 	p.subHead++
 	if p.subHead == len(p.subQ) {
 		p.subQ, p.subHead = p.subQ[:0], 0
@@ -240,11 +310,21 @@ func (p *Pool) wakeIfWork() {
 	}
 }
 
-// submit queues a root task from outside the pool.
-func (p *Pool) submit(n *node) error {
+// submit queues a root task from outside the pool. With WithMaxQueued, a
+// full queue fails at once with ErrQueueFull unless wait is set; then it
+// waits for room until ctx (nil: forever) is done or the pool closes.
+func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
+	if p.room != nil {
+		if err := p.acquireRoom(ctx, wait); err != nil {
+			return err
+		}
+	}
 	p.subMu.Lock()
 	if p.closed.Load() {
 		p.subMu.Unlock()
+		if p.room != nil {
+			<-p.room
+		}
 		return ErrClosed
 	}
 	p.inflight.Add(1)
@@ -256,4 +336,30 @@ func (p *Pool) submit(n *node) error {
 		p.sleepers.WakeOne()
 	}
 	return nil
+}
+
+func (p *Pool) acquireRoom(ctx context.Context, wait bool) error {
+	select {
+	case p.room <- struct{}{}:
+		return nil
+	default:
+	}
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	if !wait {
+		return ErrQueueFull
+	}
+	var ctxDone <-chan struct{}
+	if ctx != nil {
+		ctxDone = ctx.Done()
+	}
+	select {
+	case p.room <- struct{}{}:
+		return nil
+	case <-p.closedCh:
+		return ErrClosed
+	case <-ctxDone:
+		return ctx.Err()
+	}
 }

@@ -1,5 +1,7 @@
 package forkjoin
 
+import "context"
+
 // Runner is where a computation runs: a *Pool (from outside, the call
 // submits and waits) or a *Worker (from inside a task, the call runs inline
 // in the same computation). Only *Pool and *Worker implement it. The
@@ -27,13 +29,24 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 }
 
 // Execute schedules fn to run on the pool and returns without waiting. It
-// returns ErrClosed once Close has been called. Nobody joins fn, so a panic
+// returns ErrClosed once Close has been called, and ErrQueueFull when the
+// pool's submission queue is bounded (WithMaxQueued) and full. Nobody joins fn, so a panic
 // in it goes to the pool's panic handler (WithPanicHandler).
 func (p *Pool) Execute(fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
 	}
-	return p.submit(&(&execNode{fn: fn, pool: p}).init().node)
+	return p.submit(nil, &(&execNode{fn: fn, pool: p}).init().node, false)
+}
+
+// ExecuteContext is Execute that, when the submission queue is bounded
+// (WithMaxQueued) and full, waits for room until ctx is done, returning
+// ctx.Err() then. It returns ErrClosed if the pool closes meanwhile.
+func (p *Pool) ExecuteContext(ctx context.Context, fn func(*Worker)) error {
+	if fn == nil {
+		panic("forkjoin: ExecuteContext called with a nil function")
+	}
+	return p.submit(ctx, &(&execNode{fn: fn, pool: p}).init().node, true)
 }
 
 // execNode is a fire-and-forget task from Execute.
@@ -88,7 +101,7 @@ func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
 func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
 	f := newFuture[T](nil, c)
 	f.pool = p
-	if err := p.submit(&f.node); err != nil {
+	if err := p.submit(nil, &f.node, true); err != nil {
 		f.pool = nil
 		f.err = err
 		f.task = *new(C)

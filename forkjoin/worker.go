@@ -1,6 +1,10 @@
 package forkjoin
 
 import (
+	"context"
+	"runtime/pprof"
+	"strconv"
+
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
 )
@@ -233,10 +237,11 @@ func (w *Worker) loop() {
 		}
 		w.publish()
 		unregisterGoroutine()
-		p.live.Add(-1)
-		p.wg.Done()
+		p.workerExited()
 	}()
 	registerGoroutine(w)
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
+		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
 
 	var bo park.Backoff
 	idle := false

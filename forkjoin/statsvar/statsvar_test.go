@@ -1,0 +1,30 @@
+package statsvar
+
+import (
+	"encoding/json"
+	"expvar"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestPublish(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	for i := 0; i < 10; i++ {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return i })
+	}
+	Publish("magpie_test_pool", p)
+	v := expvar.Get("magpie_test_pool")
+	require.NotNil(t, v)
+	var got forkjoin.Stats
+	require.NoError(t, json.Unmarshal([]byte(v.String()), &got))
+	require.Equal(t, 2, got.Workers)
+	require.Equal(t, uint64(10), got.Submitted)
+	require.Panics(t, func() { Publish("magpie_test_pool", p) }, "a name is published once")
+}
