@@ -1,0 +1,5 @@
+//go:build !race
+
+package forkjoin
+
+const raceEnabled = false
