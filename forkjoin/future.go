@@ -11,8 +11,9 @@ import (
 type Future[T any] struct {
 	node
 	result T
-	err    error // *PanicError, or ErrClosed for a Submit to a closed pool
-	pool   *Pool // set for submitted (root) tasks, whose completion Close awaits
+	err    error        // *PanicError, or ErrClosed for a Submit to a closed pool
+	pool   *Pool        // set for submitted (root) tasks, whose completion Close awaits
+	root   *computation // set by SubmitContext: the scope this future owns
 	mu     sync.Mutex
 	wait   *waitList // who sleeps until completion; guarded by mu
 }
@@ -62,6 +63,7 @@ func (f *futureNode[T, C]) execute(w *Worker) {
 			f.complete()
 		}
 	}()
+	w.checkCanceled()
 	f.result = f.task.Compute(w)
 	finished = true
 	var zero C
@@ -69,8 +71,20 @@ func (f *futureNode[T, C]) execute(w *Worker) {
 	f.complete()
 }
 
+// fail completes f, never run, with err.
+func (f *futureNode[T, C]) fail(err error) {
+	f.pool = nil
+	f.err = err
+	f.task = *new(C)
+	f.state.Store(done)
+}
+
 // complete marks f done and wakes whoever waits.
 func (f *Future[T]) complete() {
+	if c := f.root; c != nil {
+		c.stop()
+		f.err = c.outcome(f.err)
+	}
 	if f.state.Swap(done) == waiting {
 		f.mu.Lock()
 		wl := f.wait
@@ -190,6 +204,7 @@ func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
 	if w == nil {
 		panic("forkjoin: Fork called with a nil *Worker; from outside a task use Submit")
 	}
+	w.checkCanceled()
 	f := newFuture[T](w, c)
 	w.push(&f.node)
 	return &f.Future

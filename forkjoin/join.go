@@ -26,6 +26,7 @@ func (n *joinNode[T, C]) execute(w *Worker) {
 			n.complete()
 		}
 	}()
+	w.checkCanceled()
 	n.result = n.task.Compute(w)
 	finished = true
 	n.complete()
@@ -107,6 +108,7 @@ func pushJoin[T any, C Computer[T]](w *Worker, c C) *joinNode[T, C] {
 	if w == nil {
 		panic("forkjoin: Join called with a nil *Worker; from outside a task use Invoke")
 	}
+	w.checkCanceled()
 	list := cacheOf[joinFreeList[T, C]](w)
 	n := list.head
 	if n != nil {

@@ -30,6 +30,7 @@ type node struct {
 	job   job
 	state atomic.Uint32
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
+	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 }
 
 // job is implemented by every object that embeds a node.

@@ -52,6 +52,7 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if w == nil || fn == nil {
 		panic("forkjoin: Scope.Spawn called with a nil *Worker or function")
 	}
+	w.checkCanceled()
 	if s.pending.Add(1) == 1 {
 		panic("forkjoin: Scope.Spawn called after its RunScope returned")
 	}
@@ -96,6 +97,7 @@ func (t *scopeTask) execute(w *Worker) {
 		t.state.Store(done)
 		s.finishOne()
 	}()
+	w.checkCanceled()
 	t.fn(w)
 	finished = true
 }

@@ -102,10 +102,7 @@ func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
 	f := newFuture[T](nil, c)
 	f.pool = p
 	if err := p.submit(nil, &f.node, true); err != nil {
-		f.pool = nil
-		f.err = err
-		f.task = *new(C)
-		f.state.Store(done)
+		f.fail(err)
 	}
 	return &f.Future
 }

@@ -23,6 +23,7 @@ type Worker struct {
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
+	comp  *computation // cancellation scope of the task running now; nil if none
 	rng   uint64
 	own   counters          // written by the owner only, without atomics
 	pub   publishedCounters // copy of own that Stats reads
@@ -52,6 +53,7 @@ func (w *Worker) isRunner() {}
 // This and unpush are the whole un-stolen fork/join path: two atomic stores
 // here, one in Pop, and one atomic load of the sleeper count.
 func (w *Worker) push(n *node) {
+	n.comp = w.comp
 	w.own.forks++
 	w.deque.Push(n)
 	if w.sleepers.Any() {
@@ -89,10 +91,15 @@ func (w *Worker) unpushOnly(n *node) bool {
 	return false
 }
 
-// execute runs a node taken from a deque or the submission queue.
+// execute runs a node taken from a deque or the submission queue, within
+// the node's cancellation scope (restored after: w may be helping, running
+// another computation's task on top of its own).
 func (w *Worker) execute(n *node) {
 	w.own.executed++
+	saved := w.comp
+	w.comp = n.comp
 	n.job.execute(w)
+	w.comp = saved
 }
 
 // helpUntilDone is the slow path of a join: n was stolen (or lives in
@@ -240,6 +247,7 @@ func (w *Worker) loop() {
 		p.workerExited()
 	}()
 	registerGoroutine(w)
+	w.comp = nil // after a Goexit restart, the unwound task's scope is stale
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
 

@@ -1,0 +1,120 @@
+package forkjoin
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// computation is the cancellation scope of a task tree started by
+// InvokeContext or SubmitContext. Every node forked inside it carries it,
+// and a worker running one of its nodes has it in w.comp, so that w.Err is
+// two loads and a fork can refuse to start work nobody wants any more.
+type computation struct {
+	ctx      context.Context
+	canceled atomic.Bool // set once ctx is done
+	stop     func() bool // unregisters the context.AfterFunc
+}
+
+func newComputation(ctx context.Context) *computation {
+	c := &computation{ctx: ctx}
+	c.stop = context.AfterFunc(ctx, func() { c.canceled.Store(true) })
+	return c
+}
+
+// Err returns the error of the context of the computation w is running, once
+// it is done (canceled or past its deadline), and nil otherwise, including
+// for computations started without a context. It costs two loads: call it
+// in inner loops of long tasks to stop early.
+func (w *Worker) Err() error {
+	if c := w.comp; c != nil && c.canceled.Load() {
+		return c.ctx.Err()
+	}
+	return nil
+}
+
+// Context returns the context of the computation w is running, or
+// context.Background() for computations started without one.
+func (w *Worker) Context() context.Context {
+	if c := w.comp; c != nil {
+		return c.ctx
+	}
+	return context.Background()
+}
+
+// checkCanceled unwinds the calling task if its computation was canceled:
+// forks and the start of every task call it, so that a canceled computation
+// stops forking, skips the tasks it had queued, and unwinds through its
+// joins to the caller of InvokeContext (which has returned already).
+func (w *Worker) checkCanceled() {
+	if c := w.comp; c != nil && c.canceled.Load() {
+		panic(c.ctx.Err())
+	}
+}
+
+// InvokeContext runs fn on the pool like Invoke, but gives up when ctx is
+// done: it returns ctx.Err() promptly, even if tasks of the computation are
+// still running. From then on, tasks of the computation that have not
+// started are skipped, a fork inside it panics to unwind the task that
+// forks (the panic is recovered by the runtime, never seen by the caller),
+// and running tasks can observe the cancellation with w.Err(). A panic in fn
+// or a task it joins is returned as a *PanicError, not re-panicked. Called
+// from inside one of p's tasks, fn runs inline on that worker.
+func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, error) {
+	if fn == nil {
+		panic("forkjoin: InvokeContext called with a nil function")
+	}
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if w := callerWorker(p); w != nil {
+		return invokeInline(ctx, w, fn)
+	}
+	f := SubmitContext(ctx, p, fn)
+	return f.Get(ctx)
+}
+
+// invokeInline runs fn on w within a new computation, as a nested
+// InvokeContext from inside a task.
+func invokeInline[T any](ctx context.Context, w *Worker, fn func(*Worker) T) (result T, err error) {
+	c := newComputation(ctx)
+	defer c.stop()
+	saved := w.comp
+	w.comp = c
+	defer func() {
+		w.comp = saved
+		if r := recover(); r != nil {
+			err = c.outcome(capturePanic(r))
+		}
+	}()
+	return fn(w), nil
+}
+
+// outcome maps the error a task of c finished with to what its caller
+// sees: once c is canceled, any failure is reported as the context's error.
+func (c *computation) outcome(err error) error {
+	if err != nil && c.canceled.Load() {
+		return c.ctx.Err()
+	}
+	return err
+}
+
+// SubmitContext is Submit within a cancellation scope: when ctx is done,
+// the computation stops as described for InvokeContext, and Get returns
+// ctx.Err() unless the task had already completed. If the submission queue
+// is bounded and full, SubmitContext waits for room until ctx is done.
+func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Future[T] {
+	if fn == nil {
+		panic("forkjoin: SubmitContext called with a nil function")
+	}
+	f := newFuture[T](nil, funcTask[T](fn))
+	f.pool = p
+	c := newComputation(ctx)
+	f.comp = c
+	f.root = c
+	if err := p.submit(ctx, &f.node, true); err != nil {
+		c.stop()
+		f.fail(err)
+	}
+	return &f.Future
+}
