@@ -19,7 +19,7 @@ func unregisterGoroutine()        { workerByGoroutine.Delete(goid()) }
 // callerWorker returns the worker of p running on the calling goroutine, or
 // nil if the caller is not one of p's workers.
 func callerWorker(p *Pool) *Worker {
-	if int(p.idle.Load()) == len(p.workers) {
+	if p.idle.Load() == p.live.Load() {
 		return nil // every worker is idle, so none is calling us
 	}
 	if w, ok := workerByGoroutine.Load(goid()); ok && w.(*Worker).pool == p {

@@ -50,6 +50,7 @@ type config struct {
 	mode        Mode
 	onPanic     func(*PanicError)
 	maxQueued   int
+	maxBlocked  int
 	name        string
 }
 
@@ -83,6 +84,18 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // n <= 0 means unbounded, the default.
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
+// WithMaxBlocked bounds the number of compensating workers that Block
+// may run at once (see Block). n < 0 means none; the default is the pool's
+// parallelism. Compensating workers exist only while tasks block.
+func WithMaxBlocked(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			n = 0
+		}
+		c.maxBlocked = n + 1 // 0 stays "default"
+	}
+}
+
 // WithName names the pool in profiles: worker goroutines carry the pprof
 // labels magpie.pool=name and magpie.worker=index. The default name is
 // "pool-N", N counting the pools of the process.
@@ -92,18 +105,22 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // own work-stealing deque, plus a queue for work submitted from outside.
 // All methods are safe for concurrent use.
 type Pool struct {
-	workers  []*Worker
-	mode     Mode
-	sleepers *park.Sleepers
-	onPanic  func(*PanicError)
-	isShared bool // Default(): Close is a no-op
-	name     string
-	room     chan struct{} // WithMaxQueued: one token per queued submission; nil if unbounded
-	closedCh chan struct{} // closed by Close: wakes submitters waiting for room
-	stopped  chan struct{} // closed when the last worker has exited
+	workers     []*Worker // the regular workers, then the spares for Block
+	parallelism int
+	mode        Mode
+	sleepers    *park.Sleepers
+	onPanic     func(*PanicError)
+	isShared    bool // Default(): Close is a no-op
+	name        string
+	room        chan struct{} // WithMaxQueued: one token per queued submission; nil if unbounded
+	closedCh    chan struct{} // closed by Close: wakes submitters waiting for room
+	stopped     chan struct{} // closed when the last worker has exited
 
-	idle     atomic.Int32 // workers in the scheduling loop's idle phase
-	live     atomic.Int32 // worker goroutines not yet exited
+	idle atomic.Int32 // workers in the scheduling loop's idle phase
+	live atomic.Int32 // worker goroutines not yet exited, spares included
+
+	spareMu  sync.Mutex
+	spares   []*Worker    // spare workers not running, for Block
 	inflight atomic.Int64 // accepted submissions not yet completed
 	closed   atomic.Bool
 
@@ -130,12 +147,13 @@ func New(opts ...Option) *Pool {
 	}
 	n = min(n, MaxParallelism)
 	p := &Pool{
-		mode:     c.mode,
-		onPanic:  c.onPanic,
-		sleepers: park.New(n),
-		name:     c.name,
-		closedCh: make(chan struct{}),
-		stopped:  make(chan struct{}),
+		mode:        c.mode,
+		onPanic:     c.onPanic,
+		sleepers:    park.New(n + maxBlocked(c, n)),
+		parallelism: n,
+		name:        c.name,
+		closedCh:    make(chan struct{}),
+		stopped:     make(chan struct{}),
 	}
 	if p.name == "" {
 		p.name = fmt.Sprintf("pool-%d", poolCount.Add(1))
@@ -148,7 +166,7 @@ func New(opts ...Option) *Pool {
 			fmt.Fprintf(os.Stderr, "forkjoin: panic in a task started by Execute: %v\n\n%s\n", pe.Value, pe.Stack)
 		}
 	}
-	p.workers = make([]*Worker, n)
+	p.workers = make([]*Worker, n+maxBlocked(c, n))
 	for i := range p.workers {
 		p.workers[i] = &Worker{
 			pool:     p,
@@ -157,13 +175,22 @@ func New(opts ...Option) *Pool {
 			sleepers: p.sleepers,
 			fifo:     c.mode == FIFO,
 			rng:      uint64(i)*0x9E3779B97F4A7C15 + 1,
+			spare:    i >= n,
 		}
 	}
+	p.spares = append(p.spares, p.workers[n:]...)
 	p.live.Store(int32(n))
-	for _, w := range p.workers {
+	for _, w := range p.workers[:n] {
 		go w.loop()
 	}
 	return p
+}
+
+func maxBlocked(c config, n int) int {
+	if c.maxBlocked == 0 {
+		return n
+	}
+	return min(c.maxBlocked-1, MaxParallelism)
 }
 
 var (
@@ -184,7 +211,7 @@ func Default() *Pool {
 }
 
 // Parallelism returns the number of workers.
-func (p *Pool) Parallelism() int { return len(p.workers) }
+func (p *Pool) Parallelism() int { return p.parallelism }
 
 // Mode returns the pool's scheduling mode.
 func (p *Pool) Mode() Mode { return p.mode }
@@ -247,8 +274,14 @@ func (p *Pool) beginClose() {
 	})
 }
 
-// workerExited is called by each worker goroutine as it exits.
-func (p *Pool) workerExited() {
+// workerExited is called by each worker goroutine as it exits, idle.
+func (p *Pool) workerExited(w *Worker) {
+	p.idle.Add(-1)
+	if w.spare {
+		p.spareMu.Lock()
+		p.spares = append(p.spares, w)
+		p.spareMu.Unlock()
+	}
 	if p.live.Add(-1) == 0 {
 		close(p.stopped)
 	}

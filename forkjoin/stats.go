@@ -18,6 +18,7 @@ type Stats struct {
 	Steals    uint64 // tasks taken from another worker's deque
 	Helped    uint64 // tasks run by a worker while it waited in a join
 	Parks     uint64 // times a worker went to sleep
+	Blocks    uint64 // calls of Block
 	Panics    uint64 // panics of Execute tasks handed to the panic handler
 	Queued    int    // tasks waiting in deques and the submission queue now
 	Idle      int    // workers looking for work or asleep now
@@ -25,18 +26,18 @@ type Stats struct {
 
 // String formats the counters on one line.
 func (s Stats) String() string {
-	return fmt.Sprintf("workers=%d submitted=%d executed=%d forks=%d steals=%d helped=%d parks=%d panics=%d queued=%d idle=%d",
-		s.Workers, s.Submitted, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Panics, s.Queued, s.Idle)
+	return fmt.Sprintf("workers=%d submitted=%d executed=%d forks=%d steals=%d helped=%d parks=%d blocks=%d panics=%d queued=%d idle=%d",
+		s.Workers, s.Submitted, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Blocks, s.Panics, s.Queued, s.Idle)
 }
 
 // counters are a worker's own, written without atomics by its goroutine.
 type counters struct {
-	executed, forks, steals, helped, parks uint64
+	executed, forks, steals, helped, parks, blocks uint64
 }
 
 // publishedCounters is the copy of counters that Stats may read.
 type publishedCounters struct {
-	executed, forks, steals, helped, parks atomic.Uint64
+	executed, forks, steals, helped, parks, blocks atomic.Uint64
 }
 
 // publish copies the worker's counters where Stats can read them. It runs
@@ -47,6 +48,7 @@ func (w *Worker) publish() {
 	w.pub.steals.Store(w.own.steals)
 	w.pub.helped.Store(w.own.helped)
 	w.pub.parks.Store(w.own.parks)
+	w.pub.blocks.Store(w.own.blocks)
 }
 
 // Stats returns a snapshot of the pool's counters.
@@ -64,6 +66,7 @@ func (p *Pool) Stats() Stats {
 		s.Steals += w.pub.steals.Load()
 		s.Helped += w.pub.helped.Load()
 		s.Parks += w.pub.parks.Load()
+		s.Blocks += w.pub.blocks.Load()
 		s.Queued += w.deque.Len()
 	}
 	return s

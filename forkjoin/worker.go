@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime/pprof"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
@@ -20,6 +21,8 @@ type Worker struct {
 	deque    *deque.Deque[node]
 	sleepers *park.Sleepers
 	fifo     bool // async mode: the scheduling loop polls its own deque oldest first
+	spare    bool // a compensating worker for Block, running only while retire is false
+	retire   atomic.Bool
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
@@ -244,7 +247,7 @@ func (w *Worker) loop() {
 		}
 		w.publish()
 		unregisterGoroutine()
-		p.workerExited()
+		p.workerExited(w)
 	}()
 	registerGoroutine(w)
 	w.comp = nil // after a Goexit restart, the unwound task's scope is stale
@@ -268,7 +271,7 @@ func (w *Worker) loop() {
 			p.idle.Add(1)
 			w.publish()
 		}
-		if p.drained() {
+		if p.drained() || w.spare && w.retire.Load() {
 			break
 		}
 		if bo.Snooze() {
@@ -283,7 +286,7 @@ func (w *Worker) loop() {
 			bo.Reset()
 			continue
 		}
-		if p.drained() {
+		if p.drained() || w.spare && w.retire.Load() {
 			w.sleepers.Cancel(w.index)
 			break
 		}

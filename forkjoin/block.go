@@ -1,0 +1,50 @@
+package forkjoin
+
+// Block runs fn, which may block (I/O, a lock, a channel receive, a sleep),
+// on behalf of a task running on w, without starving the pool: while fn
+// runs, a compensating worker takes w's place, so that the pool keeps
+// Parallelism() workers running tasks. The compensating worker retires once
+// it finds no work after fn has returned. This is the analogue of Java's
+// ForkJoinPool.managedBlock.
+//
+// At most WithMaxBlocked compensating workers run at once (by default the
+// pool's parallelism); beyond that, fn runs without compensation. Use Block
+// for waits that are long compared with a task switch (microseconds and
+// more); it costs a goroutine start. Compensating workers have indices from
+// Parallelism() upwards.
+func Block(w *Worker, fn func()) {
+	if w == nil || fn == nil {
+		panic("forkjoin: Block called with a nil *Worker or function")
+	}
+	p := w.pool
+	if spare := p.startSpare(); spare != nil {
+		defer p.retireSpare(spare)
+	}
+	w.own.blocks++
+	fn()
+}
+
+// startSpare starts a compensating worker, if one is free.
+func (p *Pool) startSpare() *Worker {
+	p.spareMu.Lock()
+	k := len(p.spares) - 1
+	if k < 0 {
+		p.spareMu.Unlock()
+		return nil
+	}
+	s := p.spares[k]
+	p.spares = p.spares[:k]
+	p.spareMu.Unlock()
+	s.retire.Store(false)
+	p.live.Add(1)
+	go s.loop()
+	return s
+}
+
+// retireSpare tells a compensating worker to exit once it is idle. It goes
+// back on the spare list when its goroutine has exited (workerExited), so it
+// is never started twice.
+func (p *Pool) retireSpare(s *Worker) {
+	s.retire.Store(true)
+	p.sleepers.Unpark(s.index)
+}

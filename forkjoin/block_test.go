@@ -1,0 +1,84 @@
+package forkjoin
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestBlockCompensates: with parallelism 2, eight tasks block inside Block
+// until CPU work that is queued behind them has finished. Without
+// compensation this deadlocks (both workers blocked, the CPU work never
+// runs). With it, the CPU work runs, and never on more than two workers at
+// once: compensation keeps the parallelism, it does not add to it.
+func TestBlockCompensates(t *testing.T) {
+	p := New(WithParallelism(2), WithMaxBlocked(8))
+	defer p.Close()
+	const blockers, cpuTasks = 8, 200
+	cpuDone := make(chan struct{})
+	var blocked, maxBlocked, running, maxRunning, finished atomic.Int64
+	raise := func(max *atomic.Int64, v int64) {
+		for {
+			m := max.Load()
+			if v <= m || max.CompareAndSwap(m, v) {
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(blockers)
+	for i := 0; i < blockers; i++ {
+		require.NoError(t, p.Execute(func(w *Worker) {
+			defer wg.Done()
+			Block(w, func() {
+				raise(&maxBlocked, blocked.Add(1))
+				<-cpuDone
+				blocked.Add(-1)
+			})
+		}))
+	}
+	for i := 0; i < cpuTasks; i++ {
+		require.NoError(t, p.Execute(func(w *Worker) {
+			raise(&maxRunning, running.Add(1))
+			x := 0
+			for k := 0; k < 20000; k++ {
+				x += k * k % 7
+			}
+			_ = x
+			running.Add(-1)
+			if finished.Add(1) == cpuTasks {
+				close(cpuDone)
+			}
+		}))
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("blocked tasks starved the pool")
+	}
+	require.Equal(t, int64(cpuTasks), finished.Load())
+	require.LessOrEqual(t, maxRunning.Load(), int64(2), "compensation never oversubscribes")
+	require.GreaterOrEqual(t, maxBlocked.Load(), int64(2))
+	require.Eventually(t, func() bool { return p.Stats().Workers == 2 }, 30*time.Second, time.Millisecond,
+		"compensating workers retire")
+	require.Equal(t, uint64(blockers), p.Stats().Blocks)
+}
+
+// TestBlockBeyondMaxRunsUncompensated: with no spares, Block still runs fn.
+func TestBlockBeyondMaxRunsUncompensated(t *testing.T) {
+	p := New(WithParallelism(1), WithMaxBlocked(-1))
+	defer p.Close()
+	got := Invoke(p, func(w *Worker) int {
+		v := 0
+		Block(w, func() { v = 42 })
+		return v
+	})
+	require.Equal(t, 42, got)
+	require.Equal(t, 1, p.Stats().Workers)
+	require.PanicsWithValue(t, "forkjoin: Block called with a nil *Worker or function", func() { Block(nil, func() {}) })
+}
