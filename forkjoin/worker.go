@@ -46,20 +46,21 @@ func (w *Worker) Index() int { return w.index }
 // splitting; a negative value means thieves are waiting for work. It costs a
 // few atomic loads.
 func (w *Worker) Surplus() int {
-	return w.deque.Len() - int(w.pool.idle.Load())
+	return w.deque.OwnerLen() - int(w.pool.idle.Load())
 }
 
 // isRunner marks *Worker as a Runner.
 func (w *Worker) isRunner() {}
 
-// push makes n available to thieves and, if some worker sleeps, wakes one.
-// This and unpush are the whole un-stolen fork/join path: two atomic stores
-// here, one in Pop, and one atomic load of the sleeper count.
+// push forks n onto w's deque. This and unpush are the whole un-stolen
+// fork/join path. The node goes to the deque's private part, with no atomic
+// instruction, unless a thief has asked for work (it found w's public part
+// empty): then everything private is published, and a sleeping worker, if
+// any, is woken to take it.
 func (w *Worker) push(n *node) {
 	n.comp = w.comp
 	w.own.forks++
-	w.deque.Push(n)
-	if w.sleepers.Any() {
+	if w.deque.PushLazy(n) && w.sleepers.Any() {
 		w.sleepers.WakeOne()
 	}
 }
@@ -89,7 +90,7 @@ func (w *Worker) unpushOnly(n *node) bool {
 		return true
 	}
 	if x != nil {
-		w.deque.Push(x) // not ours: put it back where it was
+		w.deque.PushLazy(x) // not ours: put it back where it was
 	}
 	return false
 }

@@ -51,6 +51,23 @@
 // loaded top and bottom, the owner can pop everything and push a full ring
 // of new elements. The thief's CAS of top then fails and it discards what
 // it read; the read is atomic and word-sized, so it is never torn.
+//
+// # Split deque
+//
+// The deque is split (as in Lace, van Dijk and van de Pol, and the private
+// deques of Acar, Charguéraud and Rainey, PPoPP 2013): [top, bottom) is
+// public, [bottom, end) is private to the owner. PushLazy appends to the
+// private part and Pop takes from it with plain loads and stores, no atomic
+// instruction at all, because no thief ever reads at or beyond bottom. The
+// owner publishes the private part (one release store of bottom = end) when
+// a thief has asked: a thief that finds the public part empty sets
+// wantSplit, and the owner's next PushLazy sees it. Push, Poll and Publish
+// publish unconditionally. With no private elements (end == bottom), Pop is
+// the Chase-Lev pop above.
+//
+// The price is latency for thieves: private work becomes stealable only at
+// the owner's next PushLazy. In fork-join code a worker that holds private
+// tasks is running a task that forks, so the wait is about one leaf task.
 package deque
 
 import (
@@ -64,14 +81,21 @@ import (
 const minCapacity = 64
 
 // Deque is a Chase-Lev work-stealing deque of *T. The zero value is not
-// usable; call New. Push, Pop and Poll may be called only by the owner (one
-// goroutine at a time); Steal and Len by anyone.
+// usable; call New. Push, PushLazy, Pop, Poll, Publish and OwnerLen may be
+// called only by the owner (one goroutine at a time); Steal and Len by
+// anyone.
 type Deque[T any] struct {
 	// top and bottom point into a cache-line-aligned block so that thieves
 	// hammering top do not invalidate the owner's line holding bottom.
-	top    *atomic.Int64
-	bottom *atomic.Int64
-	ring   atomic.Pointer[ring[T]]
+	top       *atomic.Int64
+	bottom    *atomic.Int64 // the split point: [top, bottom) is public
+	wantSplit *atomic.Int64 // 1: a thief found the public part empty
+	ring      atomic.Pointer[ring[T]]
+
+	_ [128]byte // the owner's private fields below, off the thieves' lines
+
+	end      int64 // owner only: [bottom, end) are private elements
+	topCache int64 // owner only: a value top had; top only grows
 }
 
 type ring[T any] struct {
@@ -104,27 +128,71 @@ func New[T any]() *Deque[T] {
 	// heap objects, so the address is stable).
 	addr := uintptr(unsafe.Pointer(&block[0]))
 	skip := int((uintptr(stride*8) - addr%uintptr(stride*8)) % uintptr(stride*8) / 8)
-	d := &Deque[T]{top: &block[skip], bottom: &block[skip+stride]}
+	d := &Deque[T]{
+		top:       &block[skip],
+		wantSplit: &block[skip+1], // written by thieves, like top
+		bottom:    &block[skip+stride],
+	}
+	d.wantSplit.Store(1) // the first lazy push publishes
 	d.ring.Store(newRing[T](minCapacity))
 	return d
 }
 
-// Push adds x at the bottom. Owner only. It allocates only when the ring
+// push appends x to the private part. It allocates only when the ring
 // grows.
-func (d *Deque[T]) Push(x *T) {
-	b := d.bottom.Load()
-	t := d.top.Load()
+func (d *Deque[T]) push(x *T) {
+	e := d.end
 	r := d.ring.Load()
-	if b-t > r.mask { // full: b-t == len(ring)
-		r = d.grow(r, t, b)
+	if e-d.topCache > r.mask { // may be full: refresh the cached top
+		d.topCache = d.top.Load()
+		if e-d.topCache > r.mask {
+			r = d.grow(r, d.topCache, e)
+		}
 	}
-	storeSlot(r.slot(b), x)
-	storeRelease(d.bottom, b+1) // publishes the slot to thieves
+	storeSlot(r.slot(e), x)
+	d.end = e + 1
 }
 
-func (d *Deque[T]) grow(old *ring[T], t, b int64) *ring[T] {
+// Push adds x at the bottom and makes every element visible to thieves.
+// Owner only.
+func (d *Deque[T]) Push(x *T) {
+	d.push(x)
+	d.publish()
+}
+
+// PushLazy adds x at the bottom but keeps it private, invisible to thieves
+// and free of any atomic instruction, unless a thief has asked for work
+// since the last publication (it found the public part empty): then it
+// publishes every private element and reports true, and the caller should
+// wake a sleeping worker if there is one. Owner only. See "Split deque" in
+// the package documentation.
+func (d *Deque[T]) PushLazy(x *T) bool {
+	d.push(x)
+	if d.wantSplit.Load() == 0 {
+		return false
+	}
+	d.wantSplit.Store(0)
+	d.publish()
+	return true
+}
+
+// Publish makes every private element visible to thieves and reports
+// whether there was any. Owner only.
+func (d *Deque[T]) Publish() bool {
+	if d.end == d.bottom.Load() {
+		return false
+	}
+	d.publish()
+	return true
+}
+
+func (d *Deque[T]) publish() {
+	storeRelease(d.bottom, d.end) // publishes the slots to thieves
+}
+
+func (d *Deque[T]) grow(old *ring[T], t, e int64) *ring[T] {
 	r := newRing[T](2 * (old.mask + 1))
-	for i := t; i < b; i++ {
+	for i := t; i < e; i++ {
 		r.slot(i).Store(old.slot(i).Load())
 	}
 	d.ring.Store(r)
@@ -132,8 +200,22 @@ func (d *Deque[T]) grow(old *ring[T], t, b int64) *ring[T] {
 }
 
 // Pop removes and returns the bottom element (LIFO), or nil if the deque is
-// empty. Owner only.
+// empty. Owner only. A private element is taken with plain loads and
+// stores; a public one costs one locked instruction.
 func (d *Deque[T]) Pop() *T {
+	if e := d.end; e > d.bottom.Load() {
+		// Private: no thief reads at or beyond bottom.
+		e--
+		d.end = e
+		return d.ring.Load().slot(e).Load()
+	}
+	x := d.popPublic()
+	d.end = d.bottom.Load()
+	return x
+}
+
+// popPublic is the Chase-Lev pop, for a deque with no private part.
+func (d *Deque[T]) popPublic() *T {
 	b := d.bottom.Load() - 1
 	if d.top.Load() > b {
 		// Empty. top only grows, so this is not a stale answer; skipping the
@@ -161,10 +243,11 @@ func (d *Deque[T]) Pop() *T {
 
 // Poll removes and returns the top element (FIFO), or nil if the deque is
 // empty. Owner only: it is how an async-mode worker runs its own tasks
-// oldest first.
+// oldest first. It publishes the private part first.
 func (d *Deque[T]) Poll() *T {
+	d.Publish()
 	for {
-		x, retry := d.steal()
+		x, retry := d.steal(false)
 		if !retry {
 			return x
 		}
@@ -172,18 +255,25 @@ func (d *Deque[T]) Poll() *T {
 }
 
 // Steal removes and returns the top element (FIFO). It returns nil when the
-// deque is empty or when it lost a race for the element to another thief or
-// the owner; in the latter case someone else made progress, and the caller
-// may simply try again or try elsewhere. Safe for any goroutine.
+// public part is empty or when it lost a race for the element to another
+// thief or the owner; in the latter case someone else made progress, and
+// the caller may simply try again or try elsewhere. Finding the public part
+// empty asks the owner to publish its private part at its next PushLazy.
+// Safe for any goroutine.
 func (d *Deque[T]) Steal() *T {
-	x, _ := d.steal()
+	x, _ := d.steal(true)
 	return x
 }
 
-func (d *Deque[T]) steal() (x *T, retry bool) {
+// steal takes the top element; thief says whether an empty public part
+// should ask the owner to publish (not when the owner polls itself).
+func (d *Deque[T]) steal(thief bool) (x *T, retry bool) {
 	t := d.top.Load()
 	b := d.bottom.Load() // must follow the load of top (see package doc)
 	if t >= b {
+		if thief && d.wantSplit.Load() == 0 {
+			d.wantSplit.Store(1)
+		}
 		return nil, false
 	}
 	x = d.ring.Load().slot(t).Load()
@@ -193,8 +283,14 @@ func (d *Deque[T]) steal() (x *T, retry bool) {
 	return x, false
 }
 
-// Len reports the number of elements. It is exact for the owner between its
-// own operations and a snapshot for anyone else.
+// OwnerLen reports the number of elements, private ones included. Owner
+// only.
+func (d *Deque[T]) OwnerLen() int {
+	return int(d.end - d.top.Load())
+}
+
+// Len reports the number of public elements, those a thief can take: a
+// snapshot, safe for anyone.
 func (d *Deque[T]) Len() int {
 	n := d.bottom.Load() - d.top.Load()
 	if n < 0 {

@@ -1,0 +1,210 @@
+package deque_test
+
+import (
+	"fmt"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/internal/deque"
+)
+
+// TestSplitSemantics walks the split deque through its states: lazy pushes
+// stay private until a thief finds the public part empty, the next lazy push
+// then publishes everything, and the owner always sees every element.
+func TestSplitSemantics(t *testing.T) {
+	d := deque.New[int]()
+	xs := items(10)
+
+	require.True(t, d.PushLazy(xs[0]), "a new deque publishes its first push")
+	require.False(t, d.PushLazy(xs[1]))
+	require.False(t, d.PushLazy(xs[2]))
+	require.Equal(t, 1, d.Len(), "thieves see only the published element")
+	require.Equal(t, 3, d.OwnerLen())
+
+	require.Equal(t, 0, val(d.Steal()))
+	require.Nil(t, d.Steal(), "private elements are not stealable")
+	require.Equal(t, 2, d.OwnerLen())
+
+	// The failed steal asked for work: the next lazy push publishes all.
+	require.True(t, d.PushLazy(xs[3]))
+	require.Equal(t, 3, d.Len())
+	require.False(t, d.PushLazy(xs[4]), "the request was served")
+	require.Equal(t, 1, val(d.Steal()), "thieves take the oldest")
+
+	// The owner pops private elements first, then public ones, LIFO.
+	require.Equal(t, 4, val(d.Pop()))
+	require.Equal(t, 3, val(d.Pop()))
+	require.Equal(t, 2, val(d.Pop()))
+	require.Nil(t, d.Pop())
+	require.Equal(t, 0, d.OwnerLen())
+
+	// Publish and Poll make private elements visible.
+	d.PushLazy(xs[5]) // private: no thief has asked since the last publication
+	d.PushLazy(xs[6])
+	d.PushLazy(xs[7])
+	d.Publish()
+	require.Equal(t, d.OwnerLen(), d.Len())
+	require.False(t, d.Publish(), "nothing left to publish")
+	require.Equal(t, 5, val(d.Poll()))
+	d.PushLazy(xs[8])
+	require.Equal(t, 6, val(d.Poll()), "Poll publishes and takes the oldest")
+	require.Equal(t, 8, val(d.Pop()))
+	require.Equal(t, 7, val(d.Pop()))
+	require.Nil(t, d.Pop())
+	require.Nil(t, d.Poll())
+}
+
+// TestSplitGrowth pushes far past the initial ring privately, with a
+// published prefix, and checks order from both ends.
+func TestSplitGrowth(t *testing.T) {
+	d := deque.New[int]()
+	xs := items(1000)
+	for _, x := range xs {
+		d.PushLazy(x)
+	}
+	require.Equal(t, 1000, d.OwnerLen())
+	require.Equal(t, 0, val(d.Steal()))
+	require.Nil(t, d.Steal())
+	d.PushLazy(xs[0]) // answers the request: publishes 1..999 and this one
+	require.Equal(t, 1000, d.Len())
+	for i := 1; i < 500; i++ {
+		require.Equal(t, i, val(d.Steal()))
+	}
+	require.Equal(t, 0, val(d.Pop()))
+	for i := 999; i >= 500; i-- {
+		require.Equal(t, i, val(d.Pop()))
+	}
+	require.Nil(t, d.Pop())
+}
+
+// TestSplitConcurrentExactlyOnce: the owner pushes lazily and pops while
+// 1, 2 and 7 thieves steal (and so keep asking for publication); every
+// element must be taken exactly once.
+func TestSplitConcurrentExactlyOnce(t *testing.T) {
+	rounds, n := 30, 4000
+	if testing.Short() {
+		rounds = 5
+	}
+	for _, thieves := range []int{1, 2, 7} {
+		t.Run(fmt.Sprintf("thieves=%d", thieves), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(int64(thieves)))
+			for r := 0; r < rounds; r++ {
+				d := deque.New[int]()
+				xs := items(n)
+				taken := make([]atomic.Int32, n)
+				var done atomic.Bool
+				var wg sync.WaitGroup
+				for k := 0; k < thieves; k++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							if x := d.Steal(); x != nil {
+								taken[*x].Add(1)
+								continue
+							}
+							if done.Load() && d.Len() == 0 {
+								return
+							}
+						}
+					}()
+				}
+				next := 0
+				for next < n {
+					for burst := rng.Intn(150); burst > 0 && next < n; burst-- {
+						d.PushLazy(xs[next])
+						next++
+					}
+					for pops := rng.Intn(100); pops > 0; pops-- {
+						if x := d.Pop(); x != nil {
+							taken[*x].Add(1)
+						}
+					}
+					if rng.Intn(10) == 0 {
+						d.Publish()
+					}
+				}
+				for x := d.Pop(); x != nil; x = d.Pop() {
+					taken[*x].Add(1)
+				}
+				done.Store(true)
+				wg.Wait()
+				for i := range taken {
+					require.Equal(t, int32(1), taken[i].Load(), "element %d", i)
+				}
+			}
+		})
+	}
+}
+
+// FuzzSplitOwnerOps checks a random sequence of owner operations, lazy and
+// eager pushes, pops, polls, publications and (single-goroutine) steals,
+// against a slice model: the deque's elements, in order, with the number
+// of them that are public.
+func FuzzSplitOwnerOps(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 2, 2, 2, 2})
+	f.Add([]byte{0, 5, 0, 0, 5, 1, 5, 0, 4, 3, 2})
+	f.Add([]byte{1, 1, 0, 0, 0, 3, 3, 4, 5, 5, 2, 2, 2, 2})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		d := deque.New[int]()
+		var model []int // oldest first
+		public := 0     // model[:public] are visible to thieves
+		want := true    // a thief asked for work (a new deque asks)
+		xs := items(len(ops) + 1)
+		next := 0
+		for _, op := range ops {
+			switch op % 6 {
+			case 0: // PushLazy
+				got := d.PushLazy(xs[next])
+				model = append(model, next)
+				next++
+				require.Equal(t, want, got)
+				if want {
+					public, want = len(model), false
+				}
+			case 1: // Push
+				d.Push(xs[next])
+				model = append(model, next)
+				next++
+				public = len(model)
+			case 2: // Pop
+				x := d.Pop()
+				if len(model) == 0 {
+					require.Nil(t, x)
+					continue
+				}
+				require.Equal(t, model[len(model)-1], val(x))
+				model = model[:len(model)-1]
+				public = min(public, len(model))
+			case 3: // Poll
+				d.Publish()
+				public = len(model)
+				x := d.Poll()
+				if len(model) == 0 {
+					require.Nil(t, x)
+					continue
+				}
+				require.Equal(t, model[0], val(x))
+				model, public = model[1:], public-1
+			case 4: // Steal
+				x := d.Steal()
+				if public == 0 {
+					require.Nil(t, x)
+					want = true
+					continue
+				}
+				require.Equal(t, model[0], val(x))
+				model, public = model[1:], public-1
+			case 5: // Publish
+				require.Equal(t, public < len(model), d.Publish())
+				public = len(model)
+			}
+			require.Equal(t, len(model), d.OwnerLen())
+			require.Equal(t, public, d.Len())
+		}
+	})
+}
