@@ -1,0 +1,83 @@
+// Package task brings Java's RecursiveTask and RecursiveAction to magpie's
+// fork-join runtime: any type with a Compute(w *forkjoin.Worker) method is
+// a task, and Fork, Join, Invoke and InvokeAll work on it with type
+// inference, storing the task value unboxed in the forked node.
+//
+// # The common use
+//
+// A task is a small struct: the problem's bounds and a cutoff. Compute
+// solves small problems sequentially and splits big ones, forking one half
+// and computing the other itself:
+//
+//	type Sum struct {
+//		xs  []float64
+//		cut task.Cutoff
+//	}
+//
+//	func (s Sum) Compute(w *forkjoin.Worker) float64 {
+//		if !s.cut.Split(w, len(s.xs)) {
+//			total := 0.0
+//			for _, x := range s.xs {
+//				total += x
+//			}
+//			return total
+//		}
+//		mid := len(s.xs) / 2
+//		right := task.Fork(w, Sum{s.xs[mid:], s.cut}) // may run on another worker
+//		left := Sum{s.xs[:mid], s.cut}.Compute(w)     // runs here
+//		return left + right.Join(w)                   // inline if nobody stole it
+//	}
+//
+//	pool := forkjoin.New()
+//	defer pool.Close()
+//	total := task.Invoke(pool, Sum{xs, task.Adaptive()})
+//
+// The last three lines of Compute can also read
+//
+//	left, right := task.InvokeBoth(w, Sum{s.xs[:mid], s.cut}, Sum{s.xs[mid:], s.cut})
+//
+// which is the cheapest fork there is: InvokeBoth hands out no Future, so
+// its node is recycled and an un-stolen call allocates nothing, where Fork
+// costs 1/32 of an allocation (its Future must outlive the Join and is
+// carved from a per-worker slab). Use Fork when a task forks a varying
+// number of subtasks or joins them out of order; InvokeBoth, InvokeSlice
+// and InvokeAll when it forks a known set and waits for all of them.
+//
+// # Which function
+//
+//   - Invoke, InvokeAction: from outside the pool; run a root task and wait.
+//   - Fork, ForkAction: from inside a task; fork one subtask, Join it later.
+//   - InvokeBoth, InvokeBothActions: two subtasks, zero allocations.
+//   - InvokeSlice: n subtasks of one type, results in order; allocates only
+//     the result slice.
+//   - InvokeAll, InvokeAllActions: n subtasks of any types, as Java's
+//     invokeAll; the caller boxes each task into the interface.
+//
+// A panic in a task never kills a worker: it is captured with its stack and
+// re-raised, as a *forkjoin.PanicError whose Value is the original value,
+// in whoever joins it (Join, InvokeBoth, InvokeAll, Invoke). The InvokeX
+// functions re-panic only after every sibling has finished or been removed
+// unrun, so no task of theirs still runs when the panic reaches the caller.
+//
+// # Choosing a cutoff
+//
+// Each fork costs tens of nanoseconds on the un-stolen path and far more
+// when stolen; a sequential leaf should cost microseconds to amortize it.
+//
+// Fixed(grain) splits while the size is above grain. Use it when the cost
+// per element is known and uniform and you can afford to measure: a grain
+// whose leaf takes 10 to 100 microseconds is usually near the optimum, and
+// the result is reproducible (the same split tree on every run, which
+// matters for floating-point sums).
+//
+// Adaptive() needs no tuning: it splits while the worker has no surplus of
+// queued work that idle workers could steal (forkjoin.Worker.Surplus, the
+// heuristic of Java's getSurplusQueuedTaskCount; lazy binary splitting),
+// never below AdaptiveFloor. When every worker is busy, tasks stop
+// splitting and run at sequential speed; when one goes idle, splitting
+// resumes where it can steal. Use it when the cost per element is unknown,
+// irregular (N-Queens, tree walks) or depends on the input, when the code
+// runs inside other parallel work, or when the pool size varies. Its split
+// tree depends on timing, so a floating-point reduction may differ from run
+// to run in the last bits.
+package task
