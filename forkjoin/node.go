@@ -31,6 +31,7 @@ type node struct {
 	state atomic.Uint32
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
+	next  *node                  // link in the pool's submission stack
 }
 
 // job is implemented by every object that embeds a node.

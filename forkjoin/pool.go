@@ -124,10 +124,10 @@ type Pool struct {
 	inflight atomic.Int64 // accepted submissions not yet completed
 	closed   atomic.Bool
 
-	subMu     sync.Mutex
-	subQ      []*node // FIFO: subQ[subHead:] are waiting
-	subHead   int
-	subLen    atomic.Int64 // len(subQ)-subHead, readable without subMu
+	// Submissions from outside: a lock-free stack (newest first, linked
+	// through node.next) that a worker takes whole with one swap.
+	subStack  atomic.Pointer[node]
+	subLen    atomic.Int64 // submissions in subStack, for Stats
 	submitted atomic.Uint64
 	panics    atomic.Uint64 // Execute panics reported
 
@@ -266,9 +266,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 
 func (p *Pool) beginClose() {
 	p.closeOnce.Do(func() {
-		p.subMu.Lock()
 		p.closed.Store(true)
-		p.subMu.Unlock()
 		close(p.closedCh)
 		p.sleepers.WakeAll()
 	})
@@ -300,31 +298,36 @@ func (p *Pool) rootDone() {
 	}
 }
 
-// pollSubmission takes the oldest submitted task, or nil.
-func (p *Pool) pollSubmission() *node {
-	if p.subLen.Load() == 0 {
+// pollSubmission takes every waiting submission for w with one swap of
+// the stack's head: it returns the oldest and pushes the others on w's deque
+// (published, so idle workers steal them without touching the stack), with
+// the oldest at the bottom so that w runs them in submission order. Under a
+// stream of small external tasks this costs one atomic swap per batch
+// instead of a lock round trip per task. It returns nil if nothing waits.
+func (p *Pool) pollSubmission(w *Worker) *node {
+	if p.subStack.Load() == nil {
 		return nil
 	}
-	p.subMu.Lock()
-	defer p.subMu.Unlock()
-	if p.subHead == len(p.subQ) {
+	x := p.subStack.Swap(nil)
+	if x == nil {
 		return nil
 	}
-	x := p.subQ[p.subHead]
-	p.subQ[p.subHead] = nil
+	k := 1
+	for x.next != nil { // newest first: push all but the oldest
+		n := x
+		x = x.next
+		n.next = nil
+		w.deque.Push(n)
+		k++
+	}
+	p.subLen.Add(int64(-k))
 	if p.room != nil {
-		<-p.room // the submission leaves the queue: make room for another
+		for range k {
+			<-p.room // the submissions leave the queue: make room for others
+		}
 	}
-	p.subHead++
-	if p.subHead == len(p.subQ) {
-		p.subQ, p.subHead = p.subQ[:0], 0
-	} else if p.subHead >= 1024 && p.subHead*2 >= len(p.subQ) {
-		n := copy(p.subQ, p.subQ[p.subHead:])
-		clear(p.subQ[n:])
-		p.subQ, p.subHead = p.subQ[:n], 0
-	}
-	if p.subLen.Add(-1) > 0 && p.sleepers.Any() {
-		p.sleepers.WakeOne() // more submissions wait: ramp up
+	if k > 1 && p.sleepers.Any() {
+		p.sleepers.WakeOne() // more work waits: ramp up
 	}
 	return x
 }
@@ -346,24 +349,33 @@ func (p *Pool) wakeIfWork() {
 // submit queues a root task from outside the pool. With WithMaxQueued, a
 // full queue fails at once with ErrQueueFull unless wait is set; then it
 // waits for room until ctx (nil: forever) is done or the pool closes.
+//
+// Close needs no lock against submit: submit counts the task in inflight
+// before it checks closed, and Close sets closed before workers check
+// inflight, so (sequential consistency) either submit sees the pool closed
+// and backs out, or the workers see the task counted and wait for it.
 func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
 	if p.room != nil {
 		if err := p.acquireRoom(ctx, wait); err != nil {
 			return err
 		}
 	}
-	p.subMu.Lock()
+	p.inflight.Add(1)
 	if p.closed.Load() {
-		p.subMu.Unlock()
+		p.rootDone()
 		if p.room != nil {
 			<-p.room
 		}
 		return ErrClosed
 	}
-	p.inflight.Add(1)
-	p.subQ = append(p.subQ, n)
 	p.subLen.Add(1)
-	p.subMu.Unlock()
+	for {
+		head := p.subStack.Load()
+		n.next = head
+		if p.subStack.CompareAndSwap(head, n) {
+			break
+		}
+	}
 	p.submitted.Add(1)
 	if p.sleepers.Any() {
 		p.sleepers.WakeOne()

@@ -165,7 +165,7 @@ func (w *Worker) findHelp(n *node) *node {
 	if x := w.stealAny(); x != nil {
 		return x
 	}
-	return w.pool.pollSubmission()
+	return w.pool.pollSubmission(w)
 }
 
 // findWork finds a task for the scheduling loop: own deque (LIFO, or FIFO in
@@ -184,7 +184,7 @@ func (w *Worker) findWork() *node {
 	if x = w.stealAny(); x != nil {
 		return x
 	}
-	return w.pool.pollSubmission()
+	return w.pool.pollSubmission(w)
 }
 
 // stealAny tries every other worker once, starting at a random one, so that

@@ -58,16 +58,20 @@
 // deques of Acar, Charguéraud and Rainey, PPoPP 2013): [top, bottom) is
 // public, [bottom, end) is private to the owner. PushLazy appends to the
 // private part and Pop takes from it with plain loads and stores, no atomic
-// instruction at all, because no thief ever reads at or beyond bottom. The
-// owner publishes the private part (one release store of bottom = end) when
-// a thief has asked: a thief that finds the public part empty sets
-// wantSplit, and the owner's next PushLazy sees it. Push, Poll and Publish
-// publish unconditionally. With no private elements (end == bottom), Pop is
-// the Chase-Lev pop above.
+// instruction at all, because no thief ever reads at or beyond bottom.
 //
-// The price is latency for thieves: private work becomes stealable only at
-// the owner's next PushLazy. In fork-join code a worker that holds private
-// tasks is running a task that forks, so the wait is about one leaf task.
+// PushLazy publishes (one release store of bottom = end) in two cases: when
+// the public part is empty, so that the owner's oldest pending element is
+// always stealable, and when a thief has asked for more by finding the
+// public part empty (it sets wantSplit). In divide and conquer the oldest
+// element is the largest piece of work, the one a thief should take anyway;
+// the younger ones behind it stay private until a thief takes it and asks
+// again, and are then published at the owner's next PushLazy. Push, Poll and
+// Publish publish unconditionally. With no private elements (end ==
+// bottom), Pop is the Chase-Lev pop above.
+//
+// The price is latency: elements behind a stolen one become stealable only
+// at the owner's next PushLazy, about one leaf task later in fork-join code.
 package deque
 
 import (
@@ -161,17 +165,19 @@ func (d *Deque[T]) Push(x *T) {
 }
 
 // PushLazy adds x at the bottom but keeps it private, invisible to thieves
-// and free of any atomic instruction, unless a thief has asked for work
-// since the last publication (it found the public part empty): then it
-// publishes every private element and reports true, and the caller should
-// wake a sleeping worker if there is one. Owner only. See "Split deque" in
-// the package documentation.
+// and free of any atomic instruction, as long as a public element remains
+// for thieves to take and no thief has asked for work since the last
+// publication. Otherwise (the public part is empty, or a thief found it
+// empty) it publishes every private element and reports true, and the
+// caller should wake a sleeping worker if there is one. Owner only. See
+// "Split deque" in the package documentation.
 func (d *Deque[T]) PushLazy(x *T) bool {
 	d.push(x)
-	if d.wantSplit.Load() == 0 {
-		return false
+	if d.wantSplit.Load() != 0 {
+		d.wantSplit.Store(0)
+	} else if d.bottom.Load() > d.top.Load() {
+		return false // thieves still have the oldest element to take
 	}
-	d.wantSplit.Store(0)
 	d.publish()
 	return true
 }
