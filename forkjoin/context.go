@@ -111,7 +111,7 @@ func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Fut
 	f.pool = p
 	c := newComputation(ctx)
 	f.comp = c
-	f.root = c
+	f.scope = c
 	if err := p.submit(ctx, &f.node, true); err != nil {
 		c.stop()
 		f.fail(err)

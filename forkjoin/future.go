@@ -13,7 +13,7 @@ type Future[T any] struct {
 	result T
 	err    error        // *PanicError, or ErrClosed for a Submit to a closed pool
 	pool   *Pool        // set for submitted (root) tasks, whose completion Close awaits
-	root   *computation // set by SubmitContext: the scope this future owns
+	scope  *computation // set by SubmitContext: the scope this future owns
 	mu     sync.Mutex
 	wait   *waitList // who sleeps until completion; guarded by mu
 }
@@ -81,7 +81,7 @@ func (f *futureNode[T, C]) fail(err error) {
 
 // complete marks f done and wakes whoever waits.
 func (f *Future[T]) complete() {
-	if c := f.root; c != nil {
+	if c := f.scope; c != nil {
 		c.stop()
 		f.err = c.outcome(f.err)
 	}
@@ -146,9 +146,18 @@ func (f *Future[T]) Join(w *Worker) T {
 		if w == nil {
 			panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
 		}
-		if w.unpush(&f.node) {
+		switch {
+		case f.root:
+			// Submitted: run it here if nobody has started it (it may
+			// still wait in a queue), else wait for whoever runs it.
+			if w.pool == f.pool && f.pool.claim(&f.node) {
+				w.run(&f.node)
+			} else {
+				w.helpUntilDone(&f.node)
+			}
+		case w.unpush(&f.node):
 			f.job.execute(w)
-		} else {
+		default:
 			w.helpUntilDone(&f.node)
 		}
 	}

@@ -32,6 +32,12 @@ type node struct {
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 	next  *node                  // link in the pool's submission stack
+
+	// Submitted (root) tasks only: root marks them, and claimed decides
+	// who runs one, since a root may be run by a worker that joins its
+	// Future while it still sits in a queue.
+	root    bool
+	claimed atomic.Bool
 }
 
 // job is implemented by every object that embeds a node.

@@ -77,7 +77,7 @@ func WithPanicHandler(h func(*PanicError)) Option {
 }
 
 // WithMaxQueued bounds the submission queue (tasks submitted from outside
-// and not yet taken by a worker) to n, for servers that must not let a
+// that have not started yet) to n, for servers that must not let a
 // backlog grow without bound. When it is full, Execute fails at once with
 // ErrQueueFull, ExecuteContext waits for room until its context is done, and
 // Submit and Invoke wait for room. Forks inside tasks are never bounded.
@@ -314,6 +314,8 @@ func (p *Pool) pollSubmission(w *Worker) *node {
 	}
 	k := 1
 	for x.next != nil { // newest first: push all but the oldest
+		// A root pushed here may be stolen by a worker that is joining;
+		// it hands it back (notRoot) rather than run it.
 		n := x
 		x = x.next
 		n.next = nil
@@ -321,15 +323,49 @@ func (p *Pool) pollSubmission(w *Worker) *node {
 		k++
 	}
 	p.subLen.Add(int64(-k))
-	if p.room != nil {
-		for range k {
-			<-p.room // the submissions leave the queue: make room for others
-		}
-	}
 	if k > 1 && p.sleepers.Any() {
 		p.sleepers.WakeOne() // more work waits: ramp up
 	}
 	return x
+}
+
+// claim decides who runs a submitted node: the first worker to claim it.
+// Claiming also makes room in a bounded queue (WithMaxQueued bounds the
+// submissions that have not started).
+func (p *Pool) claim(n *node) bool {
+	if !n.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	if p.room != nil {
+		<-p.room
+	}
+	return true
+}
+
+// notRoot passes x through unless it is a submitted node, which a worker
+// that is joining must not run (see helpUntilDone): that one goes back to
+// the submission queue and notRoot returns nil.
+func (p *Pool) notRoot(x *node) *node {
+	if x == nil || !x.root {
+		return x
+	}
+	p.pushSubmission(x)
+	return nil
+}
+
+// pushSubmission pushes n on the submission stack and wakes a sleeper.
+func (p *Pool) pushSubmission(n *node) {
+	p.subLen.Add(1)
+	for {
+		head := p.subStack.Load()
+		n.next = head
+		if p.subStack.CompareAndSwap(head, n) {
+			break
+		}
+	}
+	if p.sleepers.Any() {
+		p.sleepers.WakeOne()
+	}
 }
 
 // wakeIfWork wakes a sleeper if any work is visible. Slow path only.
@@ -368,18 +404,9 @@ func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
 		}
 		return ErrClosed
 	}
-	p.subLen.Add(1)
-	for {
-		head := p.subStack.Load()
-		n.next = head
-		if p.subStack.CompareAndSwap(head, n) {
-			break
-		}
-	}
+	n.root = true
 	p.submitted.Add(1)
-	if p.sleepers.Any() {
-		p.sleepers.WakeOne()
-	}
+	p.pushSubmission(n)
 	return nil
 }
 

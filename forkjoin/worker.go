@@ -95,10 +95,19 @@ func (w *Worker) unpushOnly(n *node) bool {
 	return false
 }
 
-// execute runs a node taken from a deque or the submission queue, within
-// the node's cancellation scope (restored after: w may be helping, running
-// another computation's task on top of its own).
+// execute runs a node taken from a deque or the submission queue. A
+// submitted node runs only if this worker claims it first (its joiner may
+// have run it already).
 func (w *Worker) execute(n *node) {
+	if n.root && !w.pool.claim(n) {
+		return
+	}
+	w.run(n)
+}
+
+// run runs a node within its cancellation scope (restored after: w may be
+// helping, running another computation's task on top of its own).
+func (w *Worker) run(n *node) {
 	w.own.executed++
 	saved := w.comp
 	w.comp = n.comp
@@ -108,9 +117,15 @@ func (w *Worker) execute(n *node) {
 
 // helpUntilDone is the slow path of a join: n was stolen (or lives in
 // another worker's deque). While n is not done, w runs other tasks: its own,
-// the thief's (which are likely n's subtasks), anyone's, then the
-// submission queue. Only when there is nothing to run does it sleep, woken
-// either by n's completion (addWaiter) or by new work (Prepare).
+// the thief's (which are likely n's subtasks), then anyone's. Only when
+// there is nothing to run does it sleep, woken either by n's completion
+// (addWaiter) or by new work (Prepare).
+//
+// A waiting worker never runs a submitted (root) task: a root is an
+// unrelated computation that may itself join a Future lower on this
+// worker's stack, which could then never complete (Java's ForkJoinPool
+// does not help with external submissions while joining either). Roots
+// found while helping go back to the submission queue.
 func (w *Worker) helpUntilDone(n *node) {
 	var bo park.Backoff
 	for !n.isDone() {
@@ -152,20 +167,17 @@ func (w *Worker) helpUntilDone(n *node) {
 // the thief of n, then any other worker, then the submission queue.
 func (w *Worker) findHelp(n *node) *node {
 	if x := w.deque.Pop(); x != nil {
-		return x
+		return w.pool.notRoot(x)
 	}
 	// The thief of n is most likely busy with n's subtasks: help it first
 	// (leapfrogging). It may belong to another pool when w joins a future
 	// forked elsewhere; then there is nothing of ours to take from it.
 	if t := n.thief.Load(); t != nil && t != w && t.pool == w.pool {
 		if x := w.stealFrom(t); x != nil {
-			return x
+			return w.pool.notRoot(x)
 		}
 	}
-	if x := w.stealAny(); x != nil {
-		return x
-	}
-	return w.pool.pollSubmission(w)
+	return w.pool.notRoot(w.stealAny())
 }
 
 // findWork finds a task for the scheduling loop: own deque (LIFO, or FIFO in

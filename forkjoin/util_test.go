@@ -1,0 +1,162 @@
+package forkjoin_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// hangTimeout bounds anything that could deadlock: a hang fails the test
+// with a message instead of stalling CI until the global test timeout.
+const hangTimeout = 60 * time.Second
+
+// within runs fn on a new goroutine and fails the test if it does not
+// return within hangTimeout. A panic in fn is re-raised, with its original
+// value, on the calling goroutine, so recoverPanic(func() { within(...) })
+// sees it. fn must not call t.FailNow (it is not the test goroutine).
+func within(t testing.TB, what string, fn func()) {
+	t.Helper()
+	type outcome struct {
+		panicked bool
+		value    any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		ok := false
+		defer func() {
+			if !ok {
+				done <- outcome{true, recover()}
+			}
+		}()
+		fn()
+		ok = true
+		done <- outcome{}
+	}()
+	select {
+	case o := <-done:
+		if o.panicked {
+			panic(o.value)
+		}
+	case <-time.After(hangTimeout):
+		t.Fatalf("%s: still running after %v (deadlock?)", what, hangTimeout)
+	}
+}
+
+// waitUntil polls cond and fails the test if it does not hold within
+// hangTimeout.
+func waitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hangTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", hangTimeout, what)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// recoverPanic calls fn and returns what it panicked with, or nil.
+func recoverPanic(fn func()) (v any) {
+	defer func() { v = recover() }()
+	fn()
+	return nil
+}
+
+// pools calls fn with a fresh pool for each parallelism and mode the
+// result tests cover, closing it afterwards.
+func pools(t *testing.T, fn func(t *testing.T, p *forkjoin.Pool)) {
+	for _, par := range []int{1, 2, 4, 8} {
+		for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
+			t.Run(fmt.Sprintf("p=%d/%v", par, mode), func(t *testing.T) {
+				p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(mode))
+				defer closePool(t, p)
+				fn(t, p)
+			})
+		}
+	}
+}
+
+func fibSeq(n int) int {
+	if n < 2 {
+		return n
+	}
+	return fibSeq(n-1) + fibSeq(n-2)
+}
+
+// fibJoins is the number of Join (or Fork) calls of a fib(n) that forks at
+// every level n >= 2: one per internal node of the call tree, F(n+1)-1.
+func fibJoins(n int) int { return fibSeq(n+1) - 1 }
+
+// fibJoin forks at every level with closures.
+func fibJoin(w *forkjoin.Worker, n int) int {
+	if n < 2 {
+		return n
+	}
+	a, b := forkjoin.Join(w,
+		func(w *forkjoin.Worker) int { return fibJoin(w, n-1) },
+		func(w *forkjoin.Worker) int { return fibJoin(w, n-2) })
+	return a + b
+}
+
+// fibTask forks at every level with typed tasks (JoinTasks).
+type fibTask int
+
+func (t fibTask) Compute(w *forkjoin.Worker) int {
+	if t < 2 {
+		return int(t)
+	}
+	a, b := forkjoin.JoinTasks[int, int](w, t-1, t-2)
+	return a + b
+}
+
+// fibFork forks at every level with Fork and Future.Join.
+func fibFork(w *forkjoin.Worker, n int) int {
+	if n < 2 {
+		return n
+	}
+	f := forkjoin.Fork(w, func(w *forkjoin.Worker) int { return fibFork(w, n-2) })
+	a := fibFork(w, n-1)
+	return a + f.Join(w)
+}
+
+// fibForkTask is fibFork with typed tasks (ForkTask).
+type fibForkTask int
+
+func (t fibForkTask) Compute(w *forkjoin.Worker) int {
+	if t < 2 {
+		return int(t)
+	}
+	f := forkjoin.ForkTask[int](w, t-2)
+	a := (t - 1).Compute(w)
+	return a + f.Join(w)
+}
+
+// fibCutoff is fib with JoinTasks above a cutoff and sequential below.
+type fibCutoff struct{ n, cutoff int }
+
+func (t fibCutoff) Compute(w *forkjoin.Worker) int {
+	if t.n < t.cutoff {
+		return fibSeq(t.n)
+	}
+	a, b := forkjoin.JoinTasks[int, int](w, fibCutoff{t.n - 1, t.cutoff}, fibCutoff{t.n - 2, t.cutoff})
+	return a + b
+}
+
+// closePool closes p for a deferred cleanup. Unlike within, it does not
+// stop the test when Close hangs (a test already failing may have left a
+// task stuck): it reports the failure and returns, leaking the pool.
+func closePool(t testing.TB, p *forkjoin.Pool) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		p.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(hangTimeout):
+		t.Errorf("Close still running after %v (deadlock?); stats: %v", hangTimeout, p.Stats())
+	}
+}
