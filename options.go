@@ -15,6 +15,12 @@ func Grain(n int) Option {
 }
 
 func collectOptions(opts []Option) options {
+	if len(opts) == 0 {
+		// Without this early return o would escape to the heap (its
+		// address goes to an unknown function) on every call, options or
+		// not: the helpers' small-input path must not allocate.
+		return options{}
+	}
 	var o options
 	for _, f := range opts {
 		f(&o)

@@ -1,0 +1,108 @@
+package magpie
+
+import "github.com/magpie-go/magpie/forkjoin"
+
+// For calls body(i) for every i in [0, n), in parallel on r, and returns
+// when all calls have returned. The calls run in no particular order and
+// concurrently, so body must be safe for that (typically each i writes its
+// own element).
+//
+// r is a *forkjoin.Pool, a *forkjoin.Worker (from inside a task: the loop
+// runs as part of that task's computation) or nil for forkjoin.Default().
+// Without options the range is split adaptively (lazy binary splitting),
+// and a loop of at most SequentialThreshold iterations runs sequentially on
+// the caller's goroutine: pass Grain(1) to parallelize a short loop of
+// expensive iterations. Grain(g) splits the range into pieces of at most g
+// iterations.
+//
+// To nest helpers, call them inside body with the pool, not with an outer
+// *Worker: body may run on any worker, and a call with a *Pool from one of
+// that pool's own workers runs inline in the worker's computation.
+//
+// A panic in body reaches the caller as a *forkjoin.PanicError once the
+// other iterations in flight have stopped; the pool survives. For panics if
+// body is nil or n is negative.
+func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
+	if body == nil {
+		panic("magpie.For: nil body")
+	}
+	checkN("For", n)
+	grain := collectOptions(opts).grain
+	if smallInline(n, grain) {
+		forSeq(n, body)
+		return
+	}
+	s := &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			for i := lo; i < hi; i++ {
+				body(i)
+			}
+			return struct{}{}
+		},
+		grain: grain,
+	}
+	runRange(r, n, s)
+}
+
+// ForRange calls body on disjoint subranges [lo, hi) that together cover
+// [0, n), in parallel on r, and returns when all calls have returned. It is
+// For for cheap iterations: the loop over a subrange is the caller's own
+// code, so the per-index cost is a plain loop step rather than a function
+// call. Subranges are never empty; how many there are and how large depends
+// on the splitting (adaptive by default, at most g indices with Grain(g)).
+//
+// r, the options, the sequential threshold and panics are as for For.
+// ForRange panics if body is nil or n is negative.
+func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
+	if body == nil {
+		panic("magpie.ForRange: nil body")
+	}
+	checkN("ForRange", n)
+	grain := collectOptions(opts).grain
+	if smallInline(n, grain) {
+		if n > 0 {
+			forRangeSeq(n, body)
+		}
+		return
+	}
+	s := &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			body(lo, hi)
+			return struct{}{}
+		},
+		grain: grain,
+	}
+	runRange(r, n, s)
+}
+
+// forRangeOn is ForRange for code already running on w, such as the sorts'
+// tasks: it splits [lo, hi) with the engine (lazy binary splitting when
+// grain is 0, halving down to grain otherwise) without the sequential
+// threshold, the probe or any panic wrapping, and calls body on the pieces.
+func forRangeOn(w *forkjoin.Worker, lo, hi int, body func(lo, hi int), grain int) {
+	if hi <= lo {
+		return
+	}
+	s := &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			body(lo, hi)
+			return struct{}{}
+		},
+		grain: grain,
+	}
+	rangeTask[struct{}]{s, lo, hi, struct{}{}}.Compute(w)
+}
+
+// forSeq is For's small-input path: a plain loop on the caller.
+func forSeq(n int, body func(i int)) {
+	defer rethrow()
+	for i := range n {
+		body(i)
+	}
+}
+
+// forRangeSeq is ForRange's small-input path: one call on the caller.
+func forRangeSeq(n int, body func(lo, hi int)) {
+	defer rethrow()
+	body(0, n)
+}

@@ -1,0 +1,270 @@
+package magpie
+
+import (
+	"cmp"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// Map returns a new slice holding f(x) for every element x of in, in the
+// order of in, computing the calls in parallel on r. f must be safe to call
+// concurrently. r, the options (Grain), the sequential threshold and panics
+// are as for For. Map panics if f is nil.
+//
+// Map of a cheap f over a large slice is bound by memory bandwidth, not by
+// the cores: it then runs about as fast as hand-chunked goroutines, which
+// gain no more from a second core than it does.
+func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
+	if f == nil {
+		panic("magpie.Map: nil function")
+	}
+	out := make([]R, len(in))
+	grain := collectOptions(opts).grain
+	if smallInline(len(in), grain) {
+		mapSeq(in, out, f)
+		return out
+	}
+	s := &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			in, out := in[lo:hi], out[lo:hi]
+			for i, x := range in {
+				out[i] = f(x)
+			}
+			return struct{}{}
+		},
+		grain: grain,
+	}
+	runRange(r, len(in), s)
+	return out
+}
+
+// MapInPlace replaces every element x of s by f(x), in parallel on r. It is
+// Map without the new slice. r, the options, the sequential threshold and
+// panics are as for For. MapInPlace panics if f is nil.
+func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Option) {
+	if f == nil {
+		panic("magpie.MapInPlace: nil function")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(s), grain) {
+		mapSeq(s, s, f)
+		return
+	}
+	spec := &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			s := s[lo:hi]
+			for i, x := range s {
+				s[i] = f(x)
+			}
+			return struct{}{}
+		},
+		grain: grain,
+	}
+	runRange(r, len(s), spec)
+}
+
+// Reduce folds in in parallel on r. The slice is cut into consecutive
+// pieces; each piece is folded left to right from zero with fold, and the
+// results of adjacent pieces are joined left to right with combine. When
+// combine is associative and zero is its identity, and fold(acc, x) equals
+// combine(acc, fold(zero, x)), the result equals the sequential left fold
+//
+//	acc := zero
+//	for _, x := range in { acc = fold(acc, x) }
+//
+// whatever the pieces; order is always kept, so combine need not be
+// commutative. Floating-point addition is not associative: a float sum may
+// differ from the sequential one in its last bits, and is reproducible only
+// with a fixed Grain and one pool size. An empty in returns zero.
+//
+// fold and combine must be safe to call concurrently, and must not modify
+// values shared between pieces (zero is copied into every piece: if it
+// holds a map or a slice, build a fresh one in fold). r, the options, the
+// sequential threshold and panics are as for For. Reduce panics if fold or
+// combine is nil.
+func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
+	combine func(A, A) A, opts ...Option) A {
+	if fold == nil {
+		panic("magpie.Reduce: nil fold")
+	}
+	if combine == nil {
+		panic("magpie.Reduce: nil combine")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(in), grain) {
+		return reduceSeq(in, zero, fold)
+	}
+	s := &rangeSpec[A]{
+		leaf: func(acc A, lo, hi int) A {
+			for _, x := range in[lo:hi] {
+				acc = fold(acc, x)
+			}
+			return acc
+		},
+		combine: combine,
+		zero:    zero,
+		grain:   grain,
+	}
+	return runRange(r, len(in), s)
+}
+
+// Filter returns, in their original order, the elements of in for which
+// keep returns true, calling keep in parallel on r. The result is a new
+// slice (nil if nothing is kept); in is not modified. keep must be safe to
+// call concurrently. r, the options, the sequential threshold and panics
+// are as for For. Filter panics if keep is nil.
+//
+// Each piece of the input collects its kept elements in a slice of its
+// own; the pieces are then copied, in order, into the result. Extra memory:
+// about the size of the result, twice.
+func Filter[S ~[]E, E any](r forkjoin.Runner, in S, keep func(E) bool, opts ...Option) S {
+	if keep == nil {
+		panic("magpie.Filter: nil keep")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(in), grain) {
+		return filterSeq(in, keep)
+	}
+	s := &rangeSpec[[][]E]{
+		leaf: func(acc [][]E, lo, hi int) [][]E {
+			// A piece that continues an earlier one appends to its last
+			// segment; a new piece starts a segment only if it keeps
+			// something.
+			var seg []E
+			if len(acc) > 0 {
+				seg = acc[len(acc)-1]
+				acc = acc[:len(acc)-1]
+			}
+			for _, x := range in[lo:hi] {
+				if keep(x) {
+					seg = append(seg, x)
+				}
+			}
+			if len(seg) > 0 {
+				acc = append(acc, seg)
+			}
+			return acc
+		},
+		combine: func(a, b [][]E) [][]E { return append(a, b...) },
+		grain:   grain,
+	}
+	segs := runRange(r, len(in), s)
+	switch len(segs) {
+	case 0:
+		return nil
+	case 1:
+		return segs[0]
+	}
+	total := 0
+	for _, seg := range segs {
+		total += len(seg)
+	}
+	out := make(S, total)
+	at := out
+	for _, seg := range segs {
+		at = at[copy(at, seg):]
+	}
+	return out
+}
+
+// Number is the constraint of Sum: the integer, floating-point and complex
+// types (as golang.org/x/exp/constraints' Integer | Float | Complex).
+type Number interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 |
+		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
+		~float32 | ~float64 | ~complex64 | ~complex128
+}
+
+// Sum returns the sum of the elements of s, added in parallel on r (0 for
+// an empty s). Integer sums equal the sequential sum exactly, overflow
+// included (they wrap the same way); floating-point sums may differ from
+// the sequential left-to-right sum in the last bits, since pieces are added
+// separately (see Reduce). r and the options are as for For.
+func Sum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) E {
+	return Reduce(r, s, 0, add[E], add[E], opts...)
+}
+
+func add[E Number](a, b E) E { return a + b }
+
+// Min returns the smallest element of s, found in parallel on r. Like
+// slices.Min it panics if s is empty and, for floating-point elements,
+// returns NaN if any element is NaN. r and the options are as for For.
+func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
+	if len(s) == 0 {
+		panic("magpie.Min: empty list")
+	}
+	return Reduce(r, s[1:], s[0], minOf[E], minOf[E], opts...)
+}
+
+// Max returns the largest element of s, found in parallel on r. Like
+// slices.Max it panics if s is empty and, for floating-point elements,
+// returns NaN if any element is NaN. r and the options are as for For.
+func Max[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
+	if len(s) == 0 {
+		panic("magpie.Max: empty list")
+	}
+	return Reduce(r, s[1:], s[0], maxOf[E], maxOf[E], opts...)
+}
+
+// minOf and maxOf are the builtins, which order -0 before +0 and propagate
+// NaN whatever the argument order: the result does not depend on how the
+// slice was cut.
+func minOf[E cmp.Ordered](a, b E) E { return min(a, b) }
+func maxOf[E cmp.Ordered](a, b E) E { return max(a, b) }
+
+// Count returns the number of elements of s for which pred returns true,
+// calling pred in parallel on r. r, the options, the sequential threshold
+// and panics are as for For. Count panics if pred is nil.
+func Count[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) int {
+	if pred == nil {
+		panic("magpie.Count: nil predicate")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(s), grain) {
+		return countSeq(s, pred, 0)
+	}
+	return runRange(r, len(s), &rangeSpec[int]{
+		leaf:    func(c int, lo, hi int) int { return countSeq(s[lo:hi], pred, c) },
+		combine: add[int],
+		grain:   grain,
+	})
+}
+
+// The small-input paths of the helpers: plain loops on the caller, with a
+// panic turned into a *forkjoin.PanicError as on the pool.
+
+func mapSeq[E, R any](in []E, out []R, f func(E) R) {
+	defer rethrow()
+	out = out[:len(in)]
+	for i, x := range in {
+		out[i] = f(x)
+	}
+}
+
+func reduceSeq[E, A any](in []E, acc A, fold func(A, E) A) A {
+	defer rethrow()
+	for _, x := range in {
+		acc = fold(acc, x)
+	}
+	return acc
+}
+
+func filterSeq[S ~[]E, E any](in S, keep func(E) bool) (out S) {
+	defer rethrow()
+	for _, x := range in {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func countSeq[E any](s []E, pred func(E) bool, c int) int {
+	defer rethrow()
+	for _, x := range s {
+		if pred(x) {
+			c++
+		}
+	}
+	return c
+}

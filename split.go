@@ -1,0 +1,269 @@
+package magpie
+
+import (
+	"runtime/debug"
+	"time"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// The range-splitting engine shared by For, ForRange, Map, Reduce, Filter
+// and the numeric helpers. Every helper is a reduction over the index range
+// [0, n): a leaf folds a subrange [lo, hi) sequentially into an accumulator,
+// and combine joins the accumulators of adjacent subranges left to right.
+// For and Map use an empty accumulator (struct{}) and no combine.
+//
+// How a call is run, cheapest first:
+//
+//  1. Inline on the caller's goroutine, with no pool round trip, when the
+//     pool has one worker, when a fixed Grain covers n, or, by default, when
+//     n <= SequentialThreshold. Handing work to a pool from outside costs
+//     microseconds (a submission and a wake-up), which a loop of a thousand
+//     cheap iterations does not pay back; and the cost of one iteration is
+//     unknown, so below the threshold the helpers do not even read the clock
+//     (a clock read costs ~30 ns on a VM, a third of a 100-iteration loop).
+//  2. By default, above the threshold and called from outside the pool (a
+//     *Pool or nil), a sequential probe: the caller runs the first
+//     iterations itself in growing batches, reading the clock between
+//     batches, and only hands the rest to the pool once the elapsed time
+//     exceeds probeBudget, about the cost of that hand-over. A loop that
+//     finishes within the budget never touches the pool; a long one loses at
+//     most the budget. Batches grow by probeGrowth, so a cheap loop reads the
+//     clock only a few times.
+//  3. On the pool, lazy binary splitting (Tzannes, Barua, Vishkin, "Lazy
+//     Binary Splitting", PPoPP 2010): a range task runs a chunk of
+//     iterations, then checks Worker.Surplus; if idle thieves outnumber the
+//     tasks queued on its deque it splits the remaining range in half and
+//     forks the upper half (forkjoin.JoinTasks with a typed task: no closure
+//     and no allocation per split unless the half is stolen); otherwise it
+//     runs the next chunk. Splits therefore happen where and when a worker is
+//     idle, including at the end of the loop, which keeps the workers
+//     balanced without tuning. Chunks grow geometrically while no thief is
+//     idle, but never beyond 1/8 of the remaining range, so the end of a
+//     loop is still checked often.
+//
+// With Grain(g) the engine instead halves the range eagerly down to pieces
+// of at most g iterations (no probe, no surplus test): the classic fixed
+// cutoff, for iterations of known cost.
+
+// SequentialThreshold is the number of iterations (elements) at or below
+// which a helper without a Grain option runs the whole loop sequentially on
+// the caller's goroutine. Below it a pool round trip costs more than a cheap
+// loop; to parallelize a short loop whose iterations are expensive (for
+// example For over 100 files), pass a Grain smaller than n, such as
+// Grain(1), or use Do.
+const SequentialThreshold = 1024
+
+// lbsChunkDiv bounds a chunk to 1/lbsChunkDiv of the remaining range.
+// Chunks start at two iterations and double after every check that finds
+// no idle thief, so a loop of cheap iterations soon calls its leaf (and, for
+// ForRange, the user's body) on large pieces, while a loop of expensive
+// iterations is checked after its first few. The bound keeps at most an
+// eighth of a worker's remaining range out of reach when a thief turns up,
+// which bounds the imbalance at the end of the loop.
+const lbsChunkDiv = 8
+
+// lbsSurplus is the surplus below which a range task splits: Surplus() < 1
+// means the worker's deque is empty or some worker is idle with nothing to
+// steal, the condition of lazy binary splitting ("split when the local
+// queue is empty").
+const lbsSurplus = 1
+
+// probeFirst is the size of the probe's first batch; probeGrowth multiplies
+// the number of iterations done between two clock reads; probeBudget is the
+// time the caller spends on a loop by itself before it hands the rest to
+// the pool, about what the hand-over costs.
+const (
+	probeFirst  = 16
+	probeGrowth = 8
+	probeBudget = 50 * time.Microsecond
+)
+
+// epoch is the origin of the monotonic clock read by the probe:
+// time.Since(epoch) is a single monotonic clock read.
+var epoch = time.Now()
+
+// rangeSpec describes one helper call to the engine: the leaf that folds a
+// subrange, the combine of adjacent results (nil when A carries nothing),
+// the zero accumulator a new subrange starts from, and the fixed grain
+// (0: adaptive).
+type rangeSpec[A any] struct {
+	leaf    func(acc A, lo, hi int) A
+	combine func(a, b A) A
+	zero    A
+	grain   int
+}
+
+// rangeTask is the typed task of the engine: the subrange [lo, hi), whose
+// first leaf starts from acc. It is small and copied by value into the
+// recycled join node, so splitting allocates nothing.
+type rangeTask[A any] struct {
+	spec   *rangeSpec[A]
+	lo, hi int
+	acc    A
+}
+
+// Compute runs the subrange on w: eager halving with a fixed grain, lazy
+// binary splitting otherwise. The result is the left fold of the subrange
+// grouped by leaf: leaves fold left to right, results combine in order.
+func (t rangeTask[A]) Compute(w *forkjoin.Worker) A {
+	s := t.spec
+	lo, hi, acc := t.lo, t.hi, t.acc
+	if s.grain > 0 {
+		if hi-lo <= s.grain {
+			return s.leaf(acc, lo, hi)
+		}
+		return t.split(w, lo+(hi-lo)/2)
+	}
+	chunk := 1
+	for {
+		chunk = min(chunk*2, max((hi-lo)/lbsChunkDiv, 1))
+		if hi-lo <= chunk {
+			return s.leaf(acc, lo, hi)
+		}
+		if w.Surplus() < lbsSurplus {
+			return rangeTask[A]{s, lo, hi, acc}.split(w, lo+(hi-lo)/2)
+		}
+		acc = s.leaf(acc, lo, lo+chunk)
+		lo += chunk
+	}
+}
+
+// split runs [t.lo, mid) here, starting from t.acc, and [mid, t.hi) as a
+// forked task starting from zero, then combines the two in order.
+func (t rangeTask[A]) split(w *forkjoin.Worker, mid int) A {
+	s := t.spec
+	a, b := forkjoin.JoinTasks[A, A](w,
+		rangeTask[A]{s, t.lo, mid, t.acc},
+		rangeTask[A]{s, mid, t.hi, s.zero})
+	if s.combine == nil {
+		return a
+	}
+	return s.combine(a, b)
+}
+
+// runRange runs a helper over [0, n), choosing between the inline, probing
+// and pool paths described at the top of this file. n must be >= 0.
+func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
+	if n == 0 {
+		return s.zero
+	}
+	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
+		// Inside a task: no round trip to avoid, and the worker's own
+		// computation catches panics, so no probe and no wrapping, except
+		// to make the panic type independent of n.
+		if runInline(w.Pool().Parallelism(), n, s.grain) {
+			return inlineLeaf(s, s.zero, 0, n)
+		}
+		return rangeTask[A]{s, 0, n, s.zero}.Compute(w)
+	}
+	p := runnerPool(r)
+	if runInline(p.Parallelism(), n, s.grain) {
+		return inlineLeaf(s, s.zero, 0, n)
+	}
+	acc, k := s.zero, 0
+	if s.grain == 0 {
+		if acc, k = probe(s, n); k == n {
+			return acc
+		}
+	}
+	return forkjoin.Run(p, func(w *forkjoin.Worker) A {
+		return rangeTask[A]{s, k, n, acc}.Compute(w)
+	})
+}
+
+// smallInline reports whether a loop of n iterations runs sequentially on
+// the caller whatever the pool: n <= 1, a fixed grain that covers n, or no
+// grain and n at most SequentialThreshold. The helpers test it before they
+// build anything, so that their small-input path is a plain loop with no
+// allocation and no clock read.
+func smallInline(n, grain int) bool {
+	if grain > 0 {
+		return n <= grain
+	}
+	return n <= SequentialThreshold
+}
+
+// rethrow, deferred around a loop run on the caller's goroutine, turns a
+// panic into a *forkjoin.PanicError, as inlineLeaf does.
+func rethrow() {
+	if v := recover(); v != nil {
+		panic(wrapPanic(v))
+	}
+}
+
+// runInline reports whether a loop of n iterations should run sequentially
+// on the caller: a single worker, a fixed grain that covers n, or no grain
+// and n at most SequentialThreshold.
+func runInline(parallelism, n, grain int) bool {
+	switch {
+	case n <= 1 || parallelism <= 1:
+		return true
+	case grain > 0:
+		return n <= grain
+	default:
+		return n <= SequentialThreshold
+	}
+}
+
+// probe runs the first iterations of [0, n) on the caller in growing
+// batches until they are done or take longer than probeBudget. It returns
+// the accumulator and the number of iterations done. The next batch is
+// also capped by the estimated number of iterations left in the budget, so
+// that iterations of a few microseconds do not overshoot it by much.
+func probe[A any](s *rangeSpec[A], n int) (acc A, k int) {
+	start := time.Since(epoch)
+	acc, next := s.zero, probeFirst
+	for {
+		stop := min(next, n)
+		acc = inlineLeaf(s, acc, k, stop)
+		k = stop
+		if k == n {
+			return acc, k
+		}
+		elapsed := time.Since(epoch) - start
+		if elapsed >= probeBudget {
+			return acc, k
+		}
+		perIter := max(elapsed/time.Duration(k), 1)
+		next = min(k*probeGrowth, k+int((probeBudget-elapsed)/perIter)+1)
+	}
+}
+
+// inlineLeaf runs a leaf on the caller's goroutine and turns a panic into a
+// *forkjoin.PanicError, the type a panic has when the same loop runs on the
+// pool, so that what a caller recovers does not depend on n.
+func inlineLeaf[A any](s *rangeSpec[A], acc A, lo, hi int) A {
+	defer func() {
+		if v := recover(); v != nil {
+			panic(wrapPanic(v))
+		}
+	}()
+	return s.leaf(acc, lo, hi)
+}
+
+// wrapPanic returns v as a *forkjoin.PanicError, capturing the stack if v
+// is not one already. It must be called from the deferred function that
+// recovered v, so that the stack still holds the panicking frames.
+func wrapPanic(v any) *forkjoin.PanicError {
+	if pe, ok := v.(*forkjoin.PanicError); ok {
+		return pe
+	}
+	return &forkjoin.PanicError{Value: v, Stack: debug.Stack()}
+}
+
+// runnerPool returns the pool a non-worker Runner designates: the *Pool
+// itself, or Default() for nil (a nil *Pool included).
+func runnerPool(r forkjoin.Runner) *forkjoin.Pool {
+	if p, ok := r.(*forkjoin.Pool); ok && p != nil {
+		return p
+	}
+	return forkjoin.Default()
+}
+
+// checkN panics with a message naming api if n is negative.
+func checkN(api string, n int) {
+	if n < 0 {
+		panic("magpie." + api + ": negative n")
+	}
+}

@@ -1,0 +1,133 @@
+package magpie
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// runnerKind names one way to call a helper: with a pool from outside,
+// with the worker of a task (inside forkjoin.Invoke), or with nil.
+type runnerKind struct {
+	name string
+	// call runs fn with the Runner of this kind.
+	call func(fn func(r forkjoin.Runner))
+}
+
+// runnerKinds returns the three kinds of Runner over p, plus a one-worker
+// pool, which takes the sequential path at every size.
+func runnerKinds(p, single *forkjoin.Pool) []runnerKind {
+	return []runnerKind{
+		{"pool", func(fn func(forkjoin.Runner)) { fn(p) }},
+		{"worker", func(fn func(forkjoin.Runner)) {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} { fn(w); return struct{}{} })
+		}},
+		{"nil", func(fn func(forkjoin.Runner)) { fn(nil) }},
+		{"single", func(fn func(forkjoin.Runner)) { fn(single) }},
+	}
+}
+
+// grainOpts are the splitting options every helper is tested with.
+var grainOpts = []struct {
+	name string
+	opts []Option
+}{
+	{"adaptive", nil},
+	{"grain1", []Option{Grain(1)}},
+	{"grain7", []Option{Grain(7)}},
+	{"grain64", []Option{Grain(64)}},
+	{"grain0", []Option{Grain(0)}}, // taken as 1
+}
+
+// testSizes are 0..300 exhaustively, sizes around the sequential threshold
+// and the probe's batches, and 1e5 and 1e6 (unless -short).
+func testSizes(t *testing.T) []int {
+	var ns []int
+	for n := 0; n <= 300; n++ {
+		ns = append(ns, n)
+	}
+	ns = append(ns, SequentialThreshold, SequentialThreshold+1, 5000, 33333)
+	if !testing.Short() {
+		ns = append(ns, 100_000)
+		if !raceEnabled { // a million elements per configuration is minutes under -race
+			ns = append(ns, 1_000_000)
+		}
+	}
+	return ns
+}
+
+// forEachConfig runs check for every runner kind, grain and size; check
+// reports an error instead of failing so that the loop stays cheap.
+func forEachConfig(t *testing.T, check func(r forkjoin.Runner, n int, opts []Option) error) {
+	t.Helper()
+	p := forkjoin.New(forkjoin.WithParallelism(4))
+	defer p.Close()
+	single := forkjoin.New(forkjoin.WithParallelism(1))
+	defer single.Close()
+	sizes := testSizes(t)
+	for _, k := range runnerKinds(p, single) {
+		for _, g := range grainOpts {
+			t.Run(k.name+"/"+g.name, func(t *testing.T) {
+				for _, n := range sizes {
+					if n > 300 && g.name == "grain1" && n > 100_000 {
+						continue // a million single-element tasks only slows -race down
+					}
+					var err error
+					k.call(func(r forkjoin.Runner) { err = check(r, n, g.opts) })
+					require.NoError(t, err, "n=%d", n)
+				}
+			})
+		}
+	}
+}
+
+func TestRunInline(t *testing.T) {
+	require.True(t, runInline(8, 0, 0))
+	require.True(t, runInline(8, 1, 0))
+	require.True(t, runInline(1, 1<<20, 0), "one worker")
+	require.True(t, runInline(8, SequentialThreshold, 0))
+	require.False(t, runInline(8, SequentialThreshold+1, 0))
+	require.True(t, runInline(8, 10, 10), "grain covers n")
+	require.False(t, runInline(8, 11, 10))
+	require.False(t, runInline(8, 2, 1))
+}
+
+// TestForRangeOnCovers checks the primitive offered to the sorts: the
+// pieces are disjoint, non-empty, within grain, and cover the range.
+func TestForRangeOnCovers(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(4))
+	defer p.Close()
+	for _, grain := range []int{0, 1, 5, 100} {
+		for _, r := range [][2]int{{0, 0}, {3, 3}, {0, 1}, {5, 17}, {10, 100_010}} {
+			seen := make([]int32, r[1])
+			var bad error
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+				forRangeOn(w, r[0], r[1], func(lo, hi int) {
+					if lo >= hi || (grain > 0 && hi-lo > grain) {
+						bad = fmt.Errorf("piece [%d,%d)", lo, hi)
+					}
+					for i := lo; i < hi; i++ {
+						seen[i]++
+					}
+				}, grain)
+				return struct{}{}
+			})
+			require.NoError(t, bad)
+			for i := range seen {
+				want := int32(0)
+				if i >= r[0] {
+					want = 1
+				}
+				require.Equal(t, want, seen[i], "grain %d range %v index %d", grain, r, i)
+			}
+		}
+	}
+}
+
+func TestNegativeN(t *testing.T) {
+	require.PanicsWithValue(t, "magpie.For: negative n", func() { For(nil, -1, func(int) {}) })
+	require.PanicsWithValue(t, "magpie.ForRange: negative n", func() { ForRange(nil, -5, func(int, int) {}) })
+}
