@@ -1,0 +1,145 @@
+package magpie_test
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
+)
+
+// TestBenchImplementations checks, on small inputs, that every
+// implementation the benchmarks time computes the right answer: a fast
+// wrong baseline would make every ratio in docs/benchmarks.md meaningless.
+// (The benchmarks check their own full-size results too, after timing.)
+func TestBenchImplementations(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+
+	t.Run("fib", func(t *testing.T) {
+		want := benchFibSeq(18)
+		require.Equal(t, want, forkjoin.Invoke(p, benchFibTask{18, 0}.Compute))
+		require.Equal(t, want, forkjoin.Invoke(p, benchFibTask{18, 10}.Compute))
+		require.Equal(t, want, forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return fibJoin(w, 18) }))
+		require.Equal(t, want, forkjoin.Invoke(p, fibFuture{18}.Compute))
+		require.Equal(t, want, fibWaitGroup(18))
+		require.Equal(t, want, fibErrGroup(18))
+		require.Equal(t, want, fibConc(18))
+		for _, bl := range goroutineBaselines {
+			require.Equal(t, want, fibGroup(bl.newGroup, 18, 10), bl.name)
+		}
+		require.Equal(t, 4180, fibForks(18, 0)) // fib(19)-1 internal nodes
+	})
+
+	t.Run("sort", func(t *testing.T) {
+		r := benchRand(10)
+		src := make([]int64, 50_000)
+		for i := range src {
+			src[i] = r.Int64N(1000)
+		}
+		want := slices.Clone(src)
+		slices.Sort(want)
+		recs := make([]bRec, 50_000)
+		for i := range recs {
+			recs[i] = bRec{Key: r.Int64N(500), ID: int64(i)}
+		}
+		wantRecs := slices.Clone(recs)
+		slices.SortStableFunc(wantRecs, cmpBRec)
+		for _, bl := range goroutineBaselines {
+			s := slices.Clone(src)
+			mergeSortOrdered(bl.newGroup, s, make([]int64, len(s)), 1000)
+			require.Equal(t, want, s, bl.name)
+			rs := slices.Clone(recs)
+			mergeSortStable(bl.newGroup, rs, make([]bRec, len(rs)), cmpBRec, 1000)
+			require.Equal(t, wantRecs, rs, bl.name)
+			require.True(t, benchStableSorted(rs))
+		}
+		require.False(t, benchStableSorted([]bRec{{Key: 1, ID: 2}, {Key: 1, ID: 1}}))
+	})
+
+	t.Run("sum", func(t *testing.T) {
+		const n = 100_003
+		want := benchSumRange(0, n)
+		require.Equal(t, want, forkjoin.Invoke(p, sumTask{0, n, task.Adaptive()}.Compute))
+		var got int64
+		for _, c := range benchChunks(n) {
+			got += benchSumRange(c[0], c[1])
+		}
+		require.Equal(t, want, got)
+		require.Equal(t, sumWant(), closedFormCheck()) // the closed form used at 1e8
+	})
+
+	t.Run("queens", func(t *testing.T) {
+		const all = 1<<8 - 1 // 8-Queens: 92 solutions
+		require.Equal(t, 92, queensSeq(all, 0, 0, 0))
+		require.Equal(t, 92, forkjoin.Invoke(p, queensTask{all: all, cand: all}.Compute))
+		require.Equal(t, 92, forkjoin.Invoke(p, queensTask{all: all, cand: all, adaptive: true}.Compute))
+		for _, bl := range goroutineBaselines {
+			require.Equal(t, 92, queensGroup(bl.newGroup, all, 0, 0, 0, 0), bl.name)
+		}
+	})
+
+	t.Run("matmul", func(t *testing.T) {
+		// The implementations work on blocks of a matN-stride matrix; check
+		// them on the top-left 256x256 block against the textbook loop.
+		const s = 256
+		a, b := benchFloats(matN*matN, 11), benchFloats(matN*matN, 12)
+		want := make([]float64, s*s)
+		for i := range s {
+			for j := range s {
+				for k := range s {
+					want[i*s+j] += a[i*matN+k] * b[k*matN+j]
+				}
+			}
+		}
+		check := func(name string, c []float64) {
+			for i := range s {
+				for j := range s {
+					require.InDelta(t, want[i*s+j], c[i*matN+j], 1e-6*want[i*s+j], name)
+				}
+			}
+		}
+		c := make([]float64, matN*matN)
+		mmSeq(c, a, b, s)
+		check("seq", c)
+		clear(c)
+		forkjoin.Invoke(p, mmTask{c, a, b, s}.Compute)
+		check("magpie", c)
+		for _, bl := range goroutineBaselines {
+			clear(c)
+			mmGroup(bl.newGroup, c, a, b, s)
+			check(bl.name, c)
+		}
+	})
+
+	t.Run("benchChunks", func(t *testing.T) {
+		for _, n := range []int{0, 1, 7, 1000} {
+			covered := 0
+			for _, c := range benchChunks(n) {
+				require.Equal(t, covered, c[0])
+				require.Less(t, c[0], c[1])
+				covered = c[1]
+			}
+			require.Equal(t, n, covered)
+		}
+	})
+}
+
+// closedFormCheck sums i*i%7 over 1e8 indices the slow way, in parallel
+// chunks on the test's goroutines, to validate sumWant once.
+func closedFormCheck() int64 {
+	parts := make([]int64, len(benchChunks(sumN)))
+	forChunks(goroutineBaselines[0].newGroup(), sumN, func(k, lo, hi int) { parts[k] = benchSumRange(lo, hi) })
+	return benchSumOf(parts)
+}
+
+func benchSumOf[T cmp.Ordered](xs []T) T {
+	var s T
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
