@@ -1,6 +1,8 @@
 package forkjoin
 
 import (
+	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,4 +83,32 @@ func TestBlockBeyondMaxRunsUncompensated(t *testing.T) {
 	require.Equal(t, 42, got)
 	require.Equal(t, 1, p.Stats().Workers)
 	require.PanicsWithValue(t, "forkjoin: Block called with a nil *Worker or function", func() { Block(nil, func() {}) })
+}
+
+func TestBadInputMessages(t *testing.T) {
+	p := New(WithParallelism(-3))
+	defer p.Close()
+	require.Equal(t, runtime.GOMAXPROCS(0), p.Parallelism(), "parallelism <= 0 means GOMAXPROCS")
+	big := New(WithParallelism(MaxParallelism + 100))
+	require.Equal(t, MaxParallelism, big.Parallelism(), "capped")
+	big.Close()
+
+	var nilFuture *Future[int]
+	Invoke(p, func(w *Worker) int {
+		require.PanicsWithValue(t, "forkjoin: Join called on a nil *Future", func() { nilFuture.Join(w) })
+		require.PanicsWithValue(t, "forkjoin: Fork called with a nil function", func() { Fork[int](w, nil) })
+		require.PanicsWithValue(t, "forkjoin: Join called with a nil function", func() { Join[int, int](w, nil, nil) })
+		return 0
+	})
+	require.PanicsWithValue(t, "forkjoin: Get called on a nil *Future", func() { _, _ = nilFuture.Get(context.Background()) })
+	require.PanicsWithValue(t, "forkjoin: Invoke called with a nil function", func() { Invoke[int](p, nil) })
+	require.PanicsWithValue(t, "forkjoin: Execute called with a nil function", func() { _ = p.Execute(nil) })
+	require.PanicsWithValue(t, "forkjoin: Submit called with a nil function", func() { Submit[int](p, nil) })
+
+	// A Future of another pool can be joined: the joiner helps its own pool
+	// and waits for the other's completion.
+	other := New(WithParallelism(1))
+	defer other.Close()
+	f := Submit(other, func(w *Worker) int { return fibTask(20).Compute(w) })
+	require.Equal(t, 6765, Invoke(p, func(w *Worker) int { return f.Join(w) }))
 }

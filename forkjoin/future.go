@@ -8,6 +8,13 @@ import (
 // Future is the handle of a forked or submitted task. It stays valid after
 // the task completes: Join, Get and Done may be called any number of times,
 // from any number of workers and goroutines.
+//
+// Joining a Future is deadlock-free within one computation (a task joins
+// what it or its subtasks forked) and for submitted Futures. Two
+// computations that each join a Future of the other form a cycle that no
+// scheduler can break: a worker helping in one may run the other's task on
+// top of its stack. Share results between computations through Get from
+// outside the pool, or join them in one parent task.
 type Future[T any] struct {
 	node
 	result T
@@ -142,6 +149,9 @@ func (f *Future[T]) Done() bool { return f.isDone() }
 // If the task still sits in w's deque, w runs it inline; otherwise w helps
 // with other work until the task completes.
 func (f *Future[T]) Join(w *Worker) T {
+	if f == nil {
+		panic("forkjoin: Join called on a nil *Future")
+	}
 	if !f.isDone() {
 		if w == nil {
 			panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
@@ -173,6 +183,9 @@ func (f *Future[T]) Join(w *Worker) T {
 // task use Join instead: Get blocks the worker without helping, and would
 // deadlock a pool whose other workers all wait for this one.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
+	if f == nil {
+		panic("forkjoin: Get called on a nil *Future")
+	}
 	if !f.isDone() {
 		if ch, ok := f.register(nil); ok {
 			select {

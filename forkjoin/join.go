@@ -108,7 +108,9 @@ func pushJoin[T any, C Computer[T]](w *Worker, c C) *joinNode[T, C] {
 	if w == nil {
 		panic("forkjoin: Join called with a nil *Worker; from outside a task use Invoke")
 	}
-	w.checkCanceled()
+	if w.comp != nil {
+		w.checkCanceled() // inlined test: most computations have no context
+	}
 	list := cacheOf[joinFreeList[T, C]](w)
 	n := list.head
 	if n != nil {

@@ -88,13 +88,23 @@ const minCapacity = 64
 // usable; call New. Push, PushLazy, Pop, Poll, Publish and OwnerLen may be
 // called only by the owner (one goroutine at a time); Steal and Len by
 // anyone.
-type Deque[T any] struct {
+//
+// The algorithm lives in core, on unsafe.Pointer slots, and Deque[T] only
+// converts: the core is compiled once instead of once per GC shape, with no
+// generic dictionary on the fork/join path, and its fast paths (a private
+// push, a private pop) are small enough for the compiler to inline into the
+// runtime's fork and join.
+type Deque[T any] struct{ c core }
+
+// core is the untyped deque. Slots hold unsafe.Pointer values, which the
+// garbage collector traces like any pointer.
+type core struct {
 	// top and bottom point into a cache-line-aligned block so that thieves
 	// hammering top do not invalidate the owner's line holding bottom.
 	top       *atomic.Int64
 	bottom    *atomic.Int64 // the split point: [top, bottom) is public
 	wantSplit *atomic.Int64 // 1: a thief found the public part empty
-	ring      atomic.Pointer[ring[T]]
+	ring      atomic.Pointer[ring]
 
 	_ [128]byte // the owner's private fields below, off the thieves' lines
 
@@ -102,16 +112,18 @@ type Deque[T any] struct {
 	topCache int64 // owner only: a value top had; top only grows
 }
 
-type ring[T any] struct {
+type ring struct {
 	mask  int64
-	slots []atomic.Pointer[T]
+	slots []unsafe.Pointer // read and written with sync/atomic (see publish_*.go)
 }
 
-func newRing[T any](capacity int64) *ring[T] {
-	return &ring[T]{mask: capacity - 1, slots: make([]atomic.Pointer[T], capacity)}
+func newRing(capacity int64) *ring {
+	return &ring{mask: capacity - 1, slots: make([]unsafe.Pointer, capacity)}
 }
 
-func (r *ring[T]) slot(i int64) *atomic.Pointer[T] { return &r.slots[i&r.mask] }
+func (r *ring) slot(i int64) *unsafe.Pointer { return &r.slots[i&r.mask] }
+
+func (r *ring) load(i int64) unsafe.Pointer { return atomic.LoadPointer(r.slot(i)) }
 
 // cacheLineWords is the cache line size in 8-byte words, from cpuid, at
 // least 8 (64 bytes). Doubled because adjacent-line prefetchers pull lines
@@ -126,42 +138,30 @@ var cacheLineWords = func() int {
 
 // New returns an empty deque.
 func New[T any]() *Deque[T] {
+	d := new(Deque[T])
+	d.c.init()
+	return d
+}
+
+func (c *core) init() {
 	stride := cacheLineWords
 	block := make([]atomic.Int64, 3*stride)
 	// Skip to the first word that starts a cache line (the GC never moves
 	// heap objects, so the address is stable).
 	addr := uintptr(unsafe.Pointer(&block[0]))
 	skip := int((uintptr(stride*8) - addr%uintptr(stride*8)) % uintptr(stride*8) / 8)
-	d := &Deque[T]{
-		top:       &block[skip],
-		wantSplit: &block[skip+1], // written by thieves, like top
-		bottom:    &block[skip+stride],
-	}
-	d.wantSplit.Store(1) // the first lazy push publishes
-	d.ring.Store(newRing[T](minCapacity))
-	return d
-}
-
-// push appends x to the private part. It allocates only when the ring
-// grows.
-func (d *Deque[T]) push(x *T) {
-	e := d.end
-	r := d.ring.Load()
-	if e-d.topCache > r.mask { // may be full: refresh the cached top
-		d.topCache = d.top.Load()
-		if e-d.topCache > r.mask {
-			r = d.grow(r, d.topCache, e)
-		}
-	}
-	storeSlot(r.slot(e), x)
-	d.end = e + 1
+	c.top = &block[skip]
+	c.wantSplit = &block[skip+1] // written by thieves, like top
+	c.bottom = &block[skip+stride]
+	c.wantSplit.Store(1) // the first lazy push publishes
+	c.ring.Store(newRing(minCapacity))
 }
 
 // Push adds x at the bottom and makes every element visible to thieves.
 // Owner only.
 func (d *Deque[T]) Push(x *T) {
-	d.push(x)
-	d.publish()
+	d.c.push(unsafe.Pointer(x))
+	d.c.publish()
 }
 
 // PushLazy adds x at the bottom but keeps it private, invisible to thieves
@@ -171,94 +171,21 @@ func (d *Deque[T]) Push(x *T) {
 // empty) it publishes every private element and reports true, and the
 // caller should wake a sleeping worker if there is one. Owner only. See
 // "Split deque" in the package documentation.
-func (d *Deque[T]) PushLazy(x *T) bool {
-	d.push(x)
-	if d.wantSplit.Load() != 0 {
-		d.wantSplit.Store(0)
-	} else if d.bottom.Load() > d.top.Load() {
-		return false // thieves still have the oldest element to take
-	}
-	d.publish()
-	return true
-}
+func (d *Deque[T]) PushLazy(x *T) bool { return d.c.pushLazy(unsafe.Pointer(x)) }
 
 // Publish makes every private element visible to thieves and reports
 // whether there was any. Owner only.
-func (d *Deque[T]) Publish() bool {
-	if d.end == d.bottom.Load() {
-		return false
-	}
-	d.publish()
-	return true
-}
-
-func (d *Deque[T]) publish() {
-	storeRelease(d.bottom, d.end) // publishes the slots to thieves
-}
-
-func (d *Deque[T]) grow(old *ring[T], t, e int64) *ring[T] {
-	r := newRing[T](2 * (old.mask + 1))
-	for i := t; i < e; i++ {
-		r.slot(i).Store(old.slot(i).Load())
-	}
-	d.ring.Store(r)
-	return r
-}
+func (d *Deque[T]) Publish() bool { return d.c.publishIfPrivate() }
 
 // Pop removes and returns the bottom element (LIFO), or nil if the deque is
 // empty. Owner only. A private element is taken with plain loads and
 // stores; a public one costs one locked instruction.
-func (d *Deque[T]) Pop() *T {
-	if e := d.end; e > d.bottom.Load() {
-		// Private: no thief reads at or beyond bottom.
-		e--
-		d.end = e
-		return d.ring.Load().slot(e).Load()
-	}
-	x := d.popPublic()
-	d.end = d.bottom.Load()
-	return x
-}
-
-// popPublic is the Chase-Lev pop, for a deque with no private part.
-func (d *Deque[T]) popPublic() *T {
-	b := d.bottom.Load() - 1
-	if d.top.Load() > b {
-		// Empty. top only grows, so this is not a stale answer; skipping the
-		// store of bottom keeps polling an empty deque free of locked
-		// instructions.
-		return nil
-	}
-	d.bottom.Store(b)
-	t := d.top.Load() // must follow the store of bottom (see package doc)
-	if t > b {
-		// A thief took the last element between our two loads of top.
-		d.bottom.Store(b + 1)
-		return nil
-	}
-	x := d.ring.Load().slot(b).Load()
-	if t == b {
-		// Last element: race the thieves for it through top.
-		if !d.top.CompareAndSwap(t, t+1) {
-			x = nil
-		}
-		d.bottom.Store(b + 1)
-	}
-	return x
-}
+func (d *Deque[T]) Pop() *T { return (*T)(d.c.pop()) }
 
 // Poll removes and returns the top element (FIFO), or nil if the deque is
 // empty. Owner only: it is how an async-mode worker runs its own tasks
 // oldest first. It publishes the private part first.
-func (d *Deque[T]) Poll() *T {
-	d.Publish()
-	for {
-		x, retry := d.steal(false)
-		if !retry {
-			return x
-		}
-	}
-}
+func (d *Deque[T]) Poll() *T { return (*T)(d.c.poll()) }
 
 // Steal removes and returns the top element (FIFO). It returns nil when the
 // public part is empty or when it lost a race for the element to another
@@ -267,38 +194,18 @@ func (d *Deque[T]) Poll() *T {
 // empty asks the owner to publish its private part at its next PushLazy.
 // Safe for any goroutine.
 func (d *Deque[T]) Steal() *T {
-	x, _ := d.steal(true)
-	return x
-}
-
-// steal takes the top element; thief says whether an empty public part
-// should ask the owner to publish (not when the owner polls itself).
-func (d *Deque[T]) steal(thief bool) (x *T, retry bool) {
-	t := d.top.Load()
-	b := d.bottom.Load() // must follow the load of top (see package doc)
-	if t >= b {
-		if thief && d.wantSplit.Load() == 0 {
-			d.wantSplit.Store(1)
-		}
-		return nil, false
-	}
-	x = d.ring.Load().slot(t).Load()
-	if !d.top.CompareAndSwap(t, t+1) {
-		return nil, true
-	}
-	return x, false
+	x, _ := d.c.steal(true)
+	return (*T)(x)
 }
 
 // OwnerLen reports the number of elements, private ones included. Owner
 // only.
-func (d *Deque[T]) OwnerLen() int {
-	return int(d.end - d.top.Load())
-}
+func (d *Deque[T]) OwnerLen() int { return int(d.c.end - d.c.top.Load()) }
 
 // Len reports the number of public elements, those a thief can take: a
 // snapshot, safe for anyone.
 func (d *Deque[T]) Len() int {
-	n := d.bottom.Load() - d.top.Load()
+	n := d.c.bottom.Load() - d.c.top.Load()
 	if n < 0 {
 		return 0 // a Pop in progress on an empty deque
 	}
@@ -306,4 +213,130 @@ func (d *Deque[T]) Len() int {
 }
 
 // Cap reports the capacity of the current ring (for tests and stats).
-func (d *Deque[T]) Cap() int { return int(d.ring.Load().mask + 1) }
+func (d *Deque[T]) Cap() int { return int(d.c.ring.Load().mask + 1) }
+
+// push appends x to the private part. It allocates only when the ring
+// grows.
+func (c *core) push(x unsafe.Pointer) {
+	e := c.end
+	r := c.ring.Load()
+	if e-c.topCache > r.mask { // may be full: refresh the cached top
+		r = c.makeRoom(r, e)
+	}
+	storeSlot(r.slot(e), x)
+	c.end = e + 1
+}
+
+// pushLazy is push that publishes only when needed (see PushLazy). The fast
+// path is kept small enough to be inlined.
+func (c *core) pushLazy(x unsafe.Pointer) bool {
+	c.push(x)
+	if c.wantSplit.Load() == 0 && c.bottom.Load() > c.top.Load() {
+		return false // thieves still have the oldest element to take
+	}
+	return c.publishLazy()
+}
+
+func (c *core) publishLazy() bool {
+	if c.wantSplit.Load() != 0 {
+		c.wantSplit.Store(0)
+	}
+	c.publish()
+	return true
+}
+
+func (c *core) publishIfPrivate() bool {
+	if c.end == c.bottom.Load() {
+		return false
+	}
+	c.publish()
+	return true
+}
+
+func (c *core) publish() {
+	storeRelease(c.bottom, c.end) // publishes the slots to thieves
+}
+
+// makeRoom refreshes the cached top and grows the ring if it is full.
+func (c *core) makeRoom(old *ring, e int64) *ring {
+	c.topCache = c.top.Load()
+	t := c.topCache
+	if e-t <= old.mask {
+		return old
+	}
+	r := newRing(2 * (old.mask + 1))
+	for i := t; i < e; i++ {
+		atomic.StorePointer(r.slot(i), old.load(i))
+	}
+	c.ring.Store(r)
+	return r
+}
+
+// pop takes a private element with plain loads and stores (no thief reads
+// at or beyond bottom), else falls back to the Chase-Lev pop.
+func (c *core) pop() unsafe.Pointer {
+	if e := c.end; e > c.bottom.Load() {
+		e--
+		c.end = e
+		return c.ring.Load().load(e)
+	}
+	return c.popPublic()
+}
+
+// popPublic is the Chase-Lev pop, for a deque with no private part.
+func (c *core) popPublic() unsafe.Pointer {
+	b := c.bottom.Load() - 1
+	if c.top.Load() > b {
+		// Empty. top only grows, so this is not a stale answer; skipping the
+		// store of bottom keeps polling an empty deque free of locked
+		// instructions.
+		return nil
+	}
+	c.bottom.Store(b)
+	t := c.top.Load() // must follow the store of bottom (see package doc)
+	var x unsafe.Pointer
+	switch {
+	case t > b:
+		// A thief took the last element between our two loads of top.
+		c.bottom.Store(b + 1)
+	case t == b:
+		// Last element: race the thieves for it through top.
+		x = c.ring.Load().load(b)
+		if !c.top.CompareAndSwap(t, t+1) {
+			x = nil
+		}
+		c.bottom.Store(b + 1)
+	default:
+		x = c.ring.Load().load(b)
+	}
+	c.end = c.bottom.Load()
+	return x
+}
+
+func (c *core) poll() unsafe.Pointer {
+	c.publishIfPrivate()
+	for {
+		x, retry := c.steal(false)
+		if !retry {
+			return x
+		}
+	}
+}
+
+// steal takes the top element; thief says whether an empty public part
+// should ask the owner to publish (not when the owner polls itself).
+func (c *core) steal(thief bool) (x unsafe.Pointer, retry bool) {
+	t := c.top.Load()
+	b := c.bottom.Load() // must follow the load of top (see package doc)
+	if t >= b {
+		if thief && c.wantSplit.Load() == 0 {
+			c.wantSplit.Store(1)
+		}
+		return nil, false
+	}
+	x = c.ring.Load().load(t)
+	if !c.top.CompareAndSwap(t, t+1) {
+		return nil, true
+	}
+	return x, false
+}

@@ -2,11 +2,14 @@
 
 package deque
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // storeSlot writes x into a slot that no thief can take yet. See
 // publish_tso.go for the x86 version.
-func storeSlot[T any](s *atomic.Pointer[T], x *T) { s.Store(x) }
+func storeSlot(s *unsafe.Pointer, x unsafe.Pointer) { atomic.StorePointer(s, x) }
 
 // storeRelease publishes v; everything the owner wrote before is visible to
 // a thief that loads v.

@@ -21,9 +21,7 @@ import (
 // versions in publish_atomic.go are used instead.
 
 // storeSlot writes x into a slot that no thief can take yet.
-func storeSlot[T any](s *atomic.Pointer[T], x *T) {
-	*(*unsafe.Pointer)(unsafe.Pointer(s)) = unsafe.Pointer(x)
-}
+func storeSlot(s *unsafe.Pointer, x unsafe.Pointer) { *s = x }
 
 // storeRelease publishes v; everything the owner wrote before is visible to
 // a thief that loads v.

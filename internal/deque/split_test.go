@@ -1,11 +1,13 @@
 package deque_test
 
 import (
+	"flag"
 	"fmt"
 	"math/rand"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -209,4 +211,87 @@ func FuzzSplitOwnerOps(f *testing.F) {
 			require.Equal(t, public, d.Len())
 		}
 	})
+}
+
+var stress = flag.Duration("deque.stress", 0,
+	"run TestStressExactlyOnce for this long (e.g. -deque.stress=10s); 0 skips it")
+
+// TestStressExactlyOnce is the long form of the exactly-once tests, behind
+// -deque.stress: for the given duration, an owner mixing every owner
+// operation (eager and lazy pushes, pops, polls, publications) races 7
+// thieves, round after round on fresh deques, and every element must be
+// taken exactly once.
+func TestStressExactlyOnce(t *testing.T) {
+	if *stress == 0 {
+		t.Skip("long stress test: run with -deque.stress=10s")
+	}
+	deadline := time.Now().Add(*stress)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	var rounds, elements, stolen int
+	for time.Now().Before(deadline) {
+		const n, thieves = 20000, 7
+		d := deque.New[int]()
+		xs := items(n)
+		taken := make([]atomic.Int32, n)
+		var done atomic.Bool
+		var nStolen atomic.Int64
+		var wg sync.WaitGroup
+		for k := 0; k < thieves; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					if x := d.Steal(); x != nil {
+						taken[*x].Add(1)
+						nStolen.Add(1)
+						continue
+					}
+					if done.Load() && d.Len() == 0 {
+						return
+					}
+				}
+			}()
+		}
+		next := 0
+		for next < n {
+			switch rng.Intn(6) {
+			case 0, 1:
+				for b := rng.Intn(200); b > 0 && next < n; b-- {
+					d.PushLazy(xs[next])
+					next++
+				}
+			case 2:
+				for b := rng.Intn(50); b > 0 && next < n; b-- {
+					d.Push(xs[next])
+					next++
+				}
+			case 3:
+				for p := rng.Intn(150); p > 0; p-- {
+					if x := d.Pop(); x != nil {
+						taken[*x].Add(1)
+					}
+				}
+			case 4:
+				if x := d.Poll(); x != nil {
+					taken[*x].Add(1)
+				}
+			case 5:
+				d.Publish()
+			}
+		}
+		for x := d.Pop(); x != nil; x = d.Pop() {
+			taken[*x].Add(1)
+		}
+		done.Store(true)
+		wg.Wait()
+		for i := range taken {
+			if got := taken[i].Load(); got != 1 {
+				t.Fatalf("round %d: element %d taken %d times", rounds, i, got)
+			}
+		}
+		rounds++
+		elements += n
+		stolen += int(nStolen.Load())
+	}
+	t.Logf("%d rounds, %d elements, %d stolen: every element taken exactly once", rounds, elements, stolen)
 }

@@ -1,6 +1,7 @@
 package park
 
 import (
+	"flag"
 	"fmt"
 	"math/rand"
 	"runtime"
@@ -114,10 +115,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // re-check, when the last of them may not have reached Sleep yet; the other
 // half also wait a random few microseconds, so that both the window between
 // re-check and Sleep and a fully blocked Sleep are exercised.
+var parkCycles = flag.Int("park.cycles", 0,
+	"sleep/wake rounds per worker count in TestNoLostWakeup (default 2000, 200 with -short); "+
+		"the long proof is -park.cycles=100000")
+
 func TestNoLostWakeup(t *testing.T) {
 	rounds := 2000
 	if testing.Short() {
 		rounds = 200
+	}
+	if *parkCycles > 0 {
+		rounds = *parkCycles
 	}
 	for _, n := range []int{1, 2, 4, 8} {
 		t.Run(fmt.Sprintf("workers=%d", n), func(t *testing.T) {
