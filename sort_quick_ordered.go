@@ -1,3 +1,5 @@
+// Code generated from sort_quick_func.go by TestSortOrderedGenerated (sort_gen_test.go); DO NOT EDIT.
+
 package magpie
 
 import (
