@@ -58,7 +58,9 @@ func (w *Worker) isRunner() {}
 // empty): then everything private is published, and a sleeping worker, if
 // any, is woken to take it.
 func (w *Worker) push(n *node) {
-	n.comp = w.comp
+	if n.comp != w.comp { // recycled nodes mostly have it already: skip the write barrier
+		n.comp = w.comp
+	}
 	w.own.forks++
 	if w.deque.PushLazy(n) && w.sleepers.Any() {
 		w.sleepers.WakeOne()
