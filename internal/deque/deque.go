@@ -42,10 +42,11 @@
 //
 // Push needs only store-store order (slot, then bottom). On x86, outside
 // the race detector, it uses plain stores, which are release stores under
-// total store order (see publish_tso.go), so an un-stolen Push+Pop costs one
-// locked instruction: the XCHG of Pop's store of bottom, which the
-// store-load pair above requires. Elsewhere every store is a sequentially
-// consistent atomic.
+// total store order (see publish_tso.go), so a Push and a Chase-Lev Pop cost
+// one locked instruction: the XCHG of Pop's store of bottom, which the
+// store-load pair above requires (and the split below avoids even that for
+// private elements). Elsewhere every store is a sequentially consistent
+// atomic.
 //
 // A thief may read a slot while the owner rewrites it: after the thief
 // loaded top and bottom, the owner can pop everything and push a full ring
