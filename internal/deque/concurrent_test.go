@@ -44,28 +44,7 @@ func concurrentRound(t *testing.T, rng *rand.Rand, thieves, n int) (stolen, owne
 	d := deque.New[int]()
 	xs := items(n)
 	taken := make([]atomic.Int32, n)
-	var done atomic.Bool
-	var nStolen atomic.Int64
-	var wg sync.WaitGroup
-	for k := 0; k < thieves; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				if x := d.Steal(); x != nil {
-					taken[*x].Add(1)
-					nStolen.Add(1)
-					continue
-				}
-				// Exit only once the owner has finished and a steal found
-				// nothing afterwards: a leftover element would be taken
-				// here and show up as a double take or not at all.
-				if done.Load() && d.Steal() == nil {
-					return
-				}
-			}
-		}()
-	}
+	gang := startThieves(d, thieves, taken)
 	take := func(x *int) {
 		if x != nil {
 			taken[*x].Add(1)
@@ -100,16 +79,63 @@ func concurrentRound(t *testing.T, rng *rand.Rand, thieves, n int) (stolen, owne
 	for x := d.Pop(); x != nil; x = d.Pop() {
 		take(x)
 	}
-	done.Store(true)
-	wg.Wait()
+	stolen = gang.stop()
+	requireEachTakenOnce(t, taken, fmt.Sprintf("thieves=%d", thieves))
+	require.Equal(t, n, owned+stolen)
+	require.Zero(t, d.Len())
+	return stolen, owned
+}
+
+// thiefGang is a set of goroutines stealing from one deque until stopped,
+// counting every element they take.
+type thiefGang struct {
+	done   atomic.Bool
+	stolen atomic.Int64
+	wg     sync.WaitGroup
+}
+
+// startThieves starts k thieves on d; taken[v] counts the takes of the
+// element of value v.
+func startThieves(d *deque.Deque[int], k int, taken []atomic.Int32) *thiefGang {
+	g := &thiefGang{}
+	for range k {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			for {
+				if x := d.Steal(); x != nil {
+					taken[*x].Add(1)
+					g.stolen.Add(1)
+					continue
+				}
+				// Exit only once the owner has finished and a steal found
+				// nothing afterwards: a leftover element would be taken
+				// here and show up as a double take or not at all.
+				if g.done.Load() && d.Steal() == nil {
+					return
+				}
+			}
+		}()
+	}
+	return g
+}
+
+// stop tells the thieves the owner has finished, waits for them and
+// returns how many elements they took.
+func (g *thiefGang) stop() int {
+	g.done.Store(true)
+	g.wg.Wait()
+	return int(g.stolen.Load())
+}
+
+// requireEachTakenOnce fails unless every element was taken exactly once.
+func requireEachTakenOnce(t *testing.T, taken []atomic.Int32, what string) {
+	t.Helper()
 	for i := range taken {
 		if c := taken[i].Load(); c != 1 {
-			require.Failf(t, "element not taken exactly once", "element %d of %d taken %d times (thieves=%d)", i, n, c, thieves)
+			require.Failf(t, "element not taken exactly once", "element %d of %d taken %d times (%s)", i, len(taken), c, what)
 		}
 	}
-	require.Equal(t, n, owned+int(nStolen.Load()))
-	require.Zero(t, d.Len())
-	return int(nStolen.Load()), owned
 }
 
 // TestConcurrentPollVersusSteal checks that the owner's Poll, which races

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,23 +98,7 @@ func TestSplitConcurrentExactlyOnce(t *testing.T) {
 				d := deque.New[int]()
 				xs := items(n)
 				taken := make([]atomic.Int32, n)
-				var done atomic.Bool
-				var wg sync.WaitGroup
-				for k := 0; k < thieves; k++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							if x := d.Steal(); x != nil {
-								taken[*x].Add(1)
-								continue
-							}
-							if done.Load() && d.Len() == 0 {
-								return
-							}
-						}
-					}()
-				}
+				gang := startThieves(d, thieves, taken)
 				next := 0
 				for next < n {
 					for burst := rng.Intn(150); burst > 0 && next < n; burst-- {
@@ -134,11 +117,8 @@ func TestSplitConcurrentExactlyOnce(t *testing.T) {
 				for x := d.Pop(); x != nil; x = d.Pop() {
 					taken[*x].Add(1)
 				}
-				done.Store(true)
-				wg.Wait()
-				for i := range taken {
-					require.Equal(t, int32(1), taken[i].Load(), "element %d", i)
-				}
+				gang.stop()
+				requireEachTakenOnce(t, taken, fmt.Sprintf("round %d", r))
 			}
 		})
 	}
@@ -233,25 +213,7 @@ func TestStressExactlyOnce(t *testing.T) {
 		d := deque.New[int]()
 		xs := items(n)
 		taken := make([]atomic.Int32, n)
-		var done atomic.Bool
-		var nStolen atomic.Int64
-		var wg sync.WaitGroup
-		for k := 0; k < thieves; k++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					if x := d.Steal(); x != nil {
-						taken[*x].Add(1)
-						nStolen.Add(1)
-						continue
-					}
-					if done.Load() && d.Len() == 0 {
-						return
-					}
-				}
-			}()
-		}
+		gang := startThieves(d, thieves, taken)
 		next := 0
 		for next < n {
 			switch rng.Intn(6) {
@@ -282,16 +244,10 @@ func TestStressExactlyOnce(t *testing.T) {
 		for x := d.Pop(); x != nil; x = d.Pop() {
 			taken[*x].Add(1)
 		}
-		done.Store(true)
-		wg.Wait()
-		for i := range taken {
-			if got := taken[i].Load(); got != 1 {
-				t.Fatalf("round %d: element %d taken %d times", rounds, i, got)
-			}
-		}
+		stolen += gang.stop()
+		requireEachTakenOnce(t, taken, fmt.Sprintf("round %d", rounds))
 		rounds++
 		elements += n
-		stolen += int(nStolen.Load())
 	}
 	t.Logf("%d rounds, %d elements, %d stolen: every element taken exactly once", rounds, elements, stolen)
 }
