@@ -65,14 +65,19 @@ func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
 		}
 		return
 	}
-	s := &rangeSpec[struct{}]{
+	runRange(r, n, rangeBodySpec(body, grain))
+}
+
+// rangeBodySpec is the engine's spec for a body called on whole subranges,
+// with nothing to reduce.
+func rangeBodySpec(body func(lo, hi int), grain int) *rangeSpec[struct{}] {
+	return &rangeSpec[struct{}]{
 		leaf: func(_ struct{}, lo, hi int) struct{} {
 			body(lo, hi)
 			return struct{}{}
 		},
 		grain: grain,
 	}
-	runRange(r, n, s)
 }
 
 // forRangeOn is ForRange for code already running on w, such as the sorts'
@@ -83,14 +88,7 @@ func forRangeOn(w *forkjoin.Worker, lo, hi int, body func(lo, hi int), grain int
 	if hi <= lo {
 		return
 	}
-	s := &rangeSpec[struct{}]{
-		leaf: func(_ struct{}, lo, hi int) struct{} {
-			body(lo, hi)
-			return struct{}{}
-		},
-		grain: grain,
-	}
-	rangeTask[struct{}]{s, lo, hi, struct{}{}}.Compute(w)
+	rangeTask[struct{}]{rangeBodySpec(body, grain), lo, hi, struct{}{}}.Compute(w)
 }
 
 // forSeq is For's small-input path: a plain loop on the caller.
