@@ -1,0 +1,59 @@
+// Package forkjoin is magpie's fork-join runtime: a pool of workers, each
+// with its own work-stealing deque, that runs divide-and-conquer
+// computations whose forks cost tens of nanoseconds when nobody steals them
+// (a goroutine and a WaitGroup cost over a microsecond).
+//
+// A computation starts from outside with Invoke (or Submit, Execute, Run)
+// and receives the *Worker it runs on. Inside, it splits its work with Join
+// (two closures), JoinTasks (two typed tasks: no allocation at all) or Fork
+// and Future.Join, and passes the worker down:
+//
+//	pool := forkjoin.New()
+//	defer pool.Close()
+//
+//	var sum func(w *forkjoin.Worker, xs []float64) float64
+//	sum = func(w *forkjoin.Worker, xs []float64) float64 {
+//		if len(xs) < 4096 {
+//			s := 0.0
+//			for _, x := range xs {
+//				s += x
+//			}
+//			return s
+//		}
+//		mid := len(xs) / 2
+//		a, b := forkjoin.Join(w,
+//			func(w *forkjoin.Worker) float64 { return sum(w, xs[:mid]) },
+//			func(w *forkjoin.Worker) float64 { return sum(w, xs[mid:]) })
+//		return a + b
+//	}
+//	total := forkjoin.Invoke(pool, func(w *forkjoin.Worker) float64 { return sum(w, data) })
+//
+// # How it runs
+//
+// A fork pushes the task on the bottom of the worker's deque; the join pops
+// it back and runs it inline unless another worker stole it from the top
+// meanwhile. A worker whose joined task was stolen does not block: it runs
+// other tasks (its own, then the thief's, then anyone's) until the task
+// completes, and sleeps only when there is nothing to run. Idle workers
+// steal from random victims, then take submissions from outside, then spin
+// briefly and sleep; new work wakes a sleeper only if one sleeps.
+// docs/design.md in the repository describes the algorithms, the
+// memory-ordering arguments and the measured costs.
+//
+// # Contract
+//
+//   - A task's *Worker belongs to the goroutine running the task: pass it
+//     down, never to another goroutine, and do not keep it.
+//   - A panic in a task never kills a worker: it is captured with its stack
+//     as a *PanicError and re-raised by Join and Invoke, returned by Get.
+//   - Close runs everything accepted, then stops the workers; work submitted
+//     afterwards fails with ErrClosed.
+//   - Tasks should not block: a blocked worker holds up a core's worth of
+//     the pool. Wrap unavoidable blocking in Block, which runs a
+//     compensating worker meanwhile.
+//   - InvokeContext and SubmitContext make a computation cancelable;
+//     long tasks can poll Worker.Err.
+//
+// Packages task (RecursiveTask and RecursiveAction, cutoffs) and magpie
+// (parallel For, Map, Reduce, Sort) are built on this one.
+package forkjoin
