@@ -122,7 +122,13 @@ func msortStable[E any](newGroup func() benchGroup, s, buf []E, cmp func(a, b E)
 	if intoBuf {
 		src, dst = s, buf
 	}
-	a, b := src[:h], src[h:]
+	mergeFunc(dst, src[:h], src[h:], cmp)
+}
+
+// mergeFunc merges the sorted a and b into dst by cmp, taking from a on
+// ties (which keeps the sort stable). The baselines keep their own merges
+// rather than call magpie's, so that they measure only what a user writes.
+func mergeFunc[E any](dst, a, b []E, cmp func(a, b E) int) {
 	i, j, k := 0, 0, 0
 	for i < len(a) && j < len(b) {
 		if cmp(b[j], a[i]) < 0 {

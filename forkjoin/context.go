@@ -45,8 +45,18 @@ func (w *Worker) Context() context.Context {
 // forks and the start of every task call it, so that a canceled computation
 // stops forking, skips the tasks it had queued, and unwinds through its
 // joins to the caller of InvokeContext (which has returned already).
+//
+// The nil test is all that computations without a context pay, and it is
+// small enough to be inlined at every fork.
 func (w *Worker) checkCanceled() {
-	if c := w.comp; c != nil && c.canceled.Load() {
+	if w.comp != nil {
+		w.unwindIfCanceled()
+	}
+}
+
+//go:noinline
+func (w *Worker) unwindIfCanceled() { // kept out of line so checkCanceled inlines
+	if c := w.comp; c.canceled.Load() {
 		panic(c.ctx.Err())
 	}
 }

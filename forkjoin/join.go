@@ -108,9 +108,7 @@ func pushJoin[T any, C Computer[T]](w *Worker, c C) *joinNode[T, C] {
 	if w == nil {
 		panic("forkjoin: Join called with a nil *Worker; from outside a task use Invoke")
 	}
-	if w.comp != nil {
-		w.checkCanceled() // inlined test: most computations have no context
-	}
+	w.checkCanceled()
 	list := cacheOf[joinFreeList[T, C]](w)
 	n := list.head
 	if n != nil {
