@@ -17,6 +17,10 @@ func Block(w *Worker, fn func()) {
 		panic("forkjoin: Block called with a nil *Worker or function")
 	}
 	p := w.pool
+	// Tasks w forked and keeps private would be invisible to the
+	// compensating worker for as long as fn blocks, and fn may be waiting
+	// for one of them: make them stealable first.
+	w.deque.Publish()
 	if spare := p.startSpare(); spare != nil {
 		defer p.retireSpare(spare)
 	}

@@ -112,3 +112,29 @@ func TestBadInputMessages(t *testing.T) {
 	f := Submit(other, func(w *Worker) int { return fibTask(20).Compute(w) })
 	require.Equal(t, 6765, Invoke(p, func(w *Worker) int { return f.Join(w) }))
 }
+
+// TestBlockPublishesForkedWork: a task forks two tasks, the second of which
+// stays private in the split deque, then blocks until that second one has
+// run. On one worker only the compensating worker can run it, so Block must
+// make it stealable; without that this test hangs.
+func TestBlockPublishesForkedWork(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Invoke(p, func(w *Worker) int {
+			ran := make(chan struct{})
+			x := Fork(w, func(*Worker) int { return 1 })
+			y := Fork(w, func(*Worker) int { close(ran); return 2 })
+			require.Equal(t, 1, w.deque.Len(), "y is private")
+			Block(w, func() { <-ran })
+			return x.Join(w) + y.Join(w)
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Block hid the task it waits for from the compensating worker")
+	}
+}

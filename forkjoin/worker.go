@@ -57,11 +57,29 @@ func (w *Worker) isRunner() {}
 // instruction, unless a thief has asked for work (it found w's public part
 // empty): then everything private is published, and a sleeping worker, if
 // any, is woken to take it.
+//
+// The hot paths (JoinTasks, ForkTask) spell push as
+//
+//	if !w.pushPrivate(n) { w.pushPublishing(n) }
+//
+// so that the common case is inlined: a call to a function that is not
+// inlined costs more than the whole fast path.
 func (w *Worker) push(n *node) {
-	if n.comp != w.comp { // recycled nodes mostly have it already: skip the write barrier
-		n.comp = w.comp
+	if !w.pushPrivate(n) {
+		w.pushPublishing(n)
 	}
+}
+
+// pushPrivate is push's fast path: it reports false, having done nothing
+// to the deque, if n must be published or the ring must grow.
+func (w *Worker) pushPrivate(n *node) bool {
+	n.comp = w.comp
 	w.own.forks++
+	return w.deque.PushPrivate(n)
+}
+
+// pushPublishing is push's slow path, after pushPrivate reported false.
+func (w *Worker) pushPublishing(n *node) {
 	if w.deque.PushLazy(n) && w.sleepers.Any() {
 		w.sleepers.WakeOne()
 	}
@@ -71,17 +89,33 @@ func (w *Worker) push(n *node) {
 // reports true. Tasks popped on the way (forked but never joined, or joined
 // out of order) are run: they are w's own work. It reports false once the
 // deque is empty: n was stolen.
+//
+// Like push, the hot paths spell it out so that the common case inlines:
+//
+//	if x := w.deque.PopPrivate(); x == n || w.unpushAfter(x, n) { ... }
 func (w *Worker) unpush(n *node) bool {
+	if w.unpushAfter(nil, n) {
+		w.own.executed++
+		return true
+	}
+	return false
+}
+
+// unpushAfter is unpush after a pop that returned x, which is not n: nil
+// (no private element) or a task forked after n. It leaves the count of
+// executed tasks to its caller.
+func (w *Worker) unpushAfter(x, n *node) bool {
 	for {
-		x := w.deque.Pop()
+		if x != nil {
+			w.execute(x)
+		}
+		x = w.deque.Pop()
 		if x == n {
-			w.own.executed++
 			return true
 		}
 		if x == nil {
 			return false
 		}
-		w.execute(x)
 	}
 }
 

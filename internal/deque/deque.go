@@ -104,13 +104,15 @@ type core struct {
 	// hammering top do not invalidate the owner's line holding bottom.
 	top       *atomic.Int64
 	bottom    *atomic.Int64 // the split point: [top, bottom) is public
-	wantSplit *atomic.Int64 // 1: a thief found the public part empty
+	wantSplit *atomic.Int64 // 1: the public part was found or left empty (see pushLazy)
 	ring      atomic.Pointer[ring]
 
 	_ [128]byte // the owner's private fields below, off the thieves' lines
 
-	end      int64 // owner only: [bottom, end) are private elements
-	topCache int64 // owner only: a value top had; top only grows
+	end      int64          // owner only: [bottom, end) are private elements
+	topCache int64          // owner only: a value top had; top only grows
+	slots    unsafe.Pointer // owner only: &ring.slots[0] of the current ring
+	mask     int64          // owner only: ring.mask of the current ring
 }
 
 type ring struct {
@@ -154,8 +156,21 @@ func (c *core) init() {
 	c.top = &block[skip]
 	c.wantSplit = &block[skip+1] // written by thieves, like top
 	c.bottom = &block[skip+stride]
-	c.wantSplit.Store(1) // the first lazy push publishes
-	c.ring.Store(newRing(minCapacity))
+	c.wantSplit.Store(1) // empty: the first lazy push publishes
+	c.setRing(newRing(minCapacity))
+}
+
+// setRing installs r, for thieves and in the owner's cached copies.
+func (c *core) setRing(r *ring) {
+	c.slots = unsafe.Pointer(&r.slots[0])
+	c.mask = r.mask
+	c.ring.Store(r)
+}
+
+// at returns the owner's view of the slot of index i in the current ring,
+// without the loads of ring and the bounds check of r.slot.
+func (c *core) at(i int64) *unsafe.Pointer {
+	return (*unsafe.Pointer)(unsafe.Add(c.slots, (i&c.mask)*int64(unsafe.Sizeof(c.slots))))
 }
 
 // Push adds x at the bottom and makes every element visible to thieves.
@@ -174,6 +189,12 @@ func (d *Deque[T]) Push(x *T) {
 // "Split deque" in the package documentation.
 func (d *Deque[T]) PushLazy(x *T) bool { return d.c.pushLazy(unsafe.Pointer(x)) }
 
+// PushPrivate is the fast path of PushLazy: if x can be added without a
+// publication or a larger ring it adds it and reports true, and otherwise
+// it does nothing and reports false, and the caller should call PushLazy.
+// It calls nothing and inlines. Owner only.
+func (d *Deque[T]) PushPrivate(x *T) bool { return d.c.pushPrivate(unsafe.Pointer(x)) }
+
 // Publish makes every private element visible to thieves and reports
 // whether there was any. Owner only.
 func (d *Deque[T]) Publish() bool { return d.c.publishIfPrivate() }
@@ -182,6 +203,11 @@ func (d *Deque[T]) Publish() bool { return d.c.publishIfPrivate() }
 // empty. Owner only. A private element is taken with plain loads and
 // stores; a public one costs one locked instruction.
 func (d *Deque[T]) Pop() *T { return (*T)(d.c.pop()) }
+
+// PopPrivate is the fast path of Pop: it removes and returns the bottom
+// element if it is private, and otherwise returns nil, and the caller
+// should call Pop. It calls nothing and inlines. Owner only.
+func (d *Deque[T]) PopPrivate() *T { return (*T)(d.c.popPrivate()) }
 
 // Poll removes and returns the top element (FIFO), or nil if the deque is
 // empty. Owner only: it is how an async-mode worker runs its own tasks
@@ -220,28 +246,50 @@ func (d *Deque[T]) Cap() int { return int(d.c.ring.Load().mask + 1) }
 // grows.
 func (c *core) push(x unsafe.Pointer) {
 	e := c.end
-	r := c.ring.Load()
-	if e-c.topCache > r.mask { // may be full: refresh the cached top
-		r = c.makeRoom(r, e)
+	if e-c.topCache > c.mask { // may be full: refresh the cached top
+		c.makeRoom(e)
 	}
-	storeSlot(r.slot(e), x)
+	storeSlot(c.at(e), x)
 	c.end = e + 1
 }
 
-// pushLazy is push that publishes only when needed (see PushLazy). The fast
-// path is kept small enough to be inlined.
+// pushPrivate is the fast path of pushLazy: it appends x to the private
+// part and reports true if that needs neither a publication nor a larger
+// ring, and otherwise does nothing and reports false. It calls nothing, so
+// that it inlines into the runtime's fork.
+//
+// wantSplit is 1 whenever the public part may be empty: it starts at 1, a
+// thief that finds the public part empty or takes its last element sets it,
+// and so does the owner when a pop or poll takes the last public element.
+// So wantSplit == 0 means that a thief still has something to take, and
+// the new element can stay private. The flag may be set spuriously (bottom
+// grew meanwhile), which costs one needless publication, never a hidden
+// element: publishLazy clears the flag before it publishes, so a request
+// made at any time is served by this or the next publication.
+func (c *core) pushPrivate(x unsafe.Pointer) bool {
+	e := c.end
+	if e-c.topCache > c.mask || c.wantSplit.Load() != 0 {
+		return false
+	}
+	storeSlot(c.at(e), x)
+	c.end = e + 1
+	return true
+}
+
+// pushLazy is push that publishes only when needed (see PushLazy).
 func (c *core) pushLazy(x unsafe.Pointer) bool {
+	if c.pushPrivate(x) {
+		return false
+	}
 	c.push(x)
-	if c.wantSplit.Load() == 0 && c.bottom.Load() > c.top.Load() {
-		return false // thieves still have the oldest element to take
+	if c.wantSplit.Load() == 0 {
+		return false // the ring grew, and thieves still have work
 	}
 	return c.publishLazy()
 }
 
 func (c *core) publishLazy() bool {
-	if c.wantSplit.Load() != 0 {
-		c.wantSplit.Store(0)
-	}
+	c.wantSplit.Store(0)
 	c.publish()
 	return true
 }
@@ -259,29 +307,37 @@ func (c *core) publish() {
 }
 
 // makeRoom refreshes the cached top and grows the ring if it is full.
-func (c *core) makeRoom(old *ring, e int64) *ring {
+func (c *core) makeRoom(e int64) {
 	c.topCache = c.top.Load()
 	t := c.topCache
+	old := c.ring.Load()
 	if e-t <= old.mask {
-		return old
+		return
 	}
 	r := newRing(2 * (old.mask + 1))
 	for i := t; i < e; i++ {
 		atomic.StorePointer(r.slot(i), old.load(i))
 	}
-	c.ring.Store(r)
-	return r
+	c.setRing(r)
 }
 
 // pop takes a private element with plain loads and stores (no thief reads
 // at or beyond bottom), else falls back to the Chase-Lev pop.
 func (c *core) pop() unsafe.Pointer {
-	if e := c.end; e > c.bottom.Load() {
-		e--
-		c.end = e
-		return c.ring.Load().load(e)
+	if x := c.popPrivate(); x != nil {
+		return x
 	}
 	return c.popPublic()
+}
+
+// popPrivate takes the newest private element, or returns nil if there is
+// none. It calls nothing, so that it inlines into the runtime's join.
+func (c *core) popPrivate() unsafe.Pointer {
+	if e := c.end - 1; e >= c.bottom.Load() {
+		c.end = e
+		return *c.at(e) // only the owner writes slots, so a plain load is no race
+	}
+	return nil
 }
 
 // popPublic is the Chase-Lev pop, for a deque with no private part.
@@ -301,14 +357,16 @@ func (c *core) popPublic() unsafe.Pointer {
 		// A thief took the last element between our two loads of top.
 		c.bottom.Store(b + 1)
 	case t == b:
-		// Last element: race the thieves for it through top.
-		x = c.ring.Load().load(b)
+		// Last element: race the thieves for it through top. Either way the
+		// public part is now empty: ask for the next push to publish.
+		x = *c.at(b)
 		if !c.top.CompareAndSwap(t, t+1) {
 			x = nil
 		}
 		c.bottom.Store(b + 1)
+		c.wantSplit.Store(1)
 	default:
-		x = c.ring.Load().load(b)
+		x = *c.at(b)
 	}
 	c.end = c.bottom.Load()
 	return x
@@ -325,7 +383,9 @@ func (c *core) poll() unsafe.Pointer {
 }
 
 // steal takes the top element; thief says whether an empty public part
-// should ask the owner to publish (not when the owner polls itself).
+// should ask the owner to publish (not when the owner polls itself, which
+// publishes first). Whoever takes the last public element asks as well, so
+// that wantSplit is set whenever the public part is empty (see pushLazy).
 func (c *core) steal(thief bool) (x unsafe.Pointer, retry bool) {
 	t := c.top.Load()
 	b := c.bottom.Load() // must follow the load of top (see package doc)
@@ -338,6 +398,9 @@ func (c *core) steal(thief bool) (x unsafe.Pointer, retry bool) {
 	x = c.ring.Load().load(t)
 	if !c.top.CompareAndSwap(t, t+1) {
 		return nil, true
+	}
+	if t+1 == b && c.wantSplit.Load() == 0 {
+		c.wantSplit.Store(1)
 	}
 	return x, false
 }

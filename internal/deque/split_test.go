@@ -59,6 +59,38 @@ func TestSplitSemantics(t *testing.T) {
 	require.Nil(t, d.Poll())
 }
 
+// TestSplitEmptiedPublicPart checks the rule behind PushPrivate's one-load
+// fast path: whoever takes the last public element (a thief, or the owner
+// popping or polling it) leaves the deque asking for a publication, so the
+// next lazy push fills the public part again without a thief having to find
+// it empty first.
+func TestSplitEmptiedPublicPart(t *testing.T) {
+	xs := items(8)
+	takeLast := map[string]func(d *deque.Deque[int]) *int{
+		"steal": (*deque.Deque[int]).Steal,
+		"pop":   (*deque.Deque[int]).Pop,
+		"poll":  (*deque.Deque[int]).Poll,
+	}
+	for name, take := range takeLast {
+		t.Run(name, func(t *testing.T) {
+			d := deque.New[int]()
+			require.False(t, d.PushPrivate(xs[0]), "an empty deque asks for publication")
+			require.True(t, d.PushLazy(xs[0]))
+			require.Equal(t, 0, val(take(d)), "the last public element")
+			require.Equal(t, 0, d.OwnerLen())
+			require.False(t, d.PushPrivate(xs[1]), "the public part is empty again")
+			require.Equal(t, 0, d.OwnerLen(), "a refused PushPrivate changes nothing")
+			require.True(t, d.PushLazy(xs[1]))
+			require.Equal(t, 1, d.Len())
+			require.True(t, d.PushPrivate(xs[2]), "a public element remains: stay private")
+			require.Equal(t, 1, d.Len())
+			require.Equal(t, 2, val(d.PopPrivate()))
+			require.Nil(t, d.PopPrivate(), "the remaining element is public")
+			require.Equal(t, 1, val(d.Pop()))
+		})
+	}
+}
+
 // TestSplitGrowth pushes far past the initial ring privately, with a
 // published prefix, and checks order from both ends.
 func TestSplitGrowth(t *testing.T) {
@@ -127,7 +159,8 @@ func TestSplitConcurrentExactlyOnce(t *testing.T) {
 // FuzzSplitOwnerOps checks a random sequence of owner operations, lazy and
 // eager pushes, pops, polls, publications and (single-goroutine) steals,
 // against a slice model: the deque's elements, in order, with the number
-// of them that are public.
+// of them that are public, and whether the next lazy push publishes (a
+// thief found the public part empty, or someone took its last element).
 func FuzzSplitOwnerOps(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 2, 2, 2, 2})
 	f.Add([]byte{0, 5, 0, 0, 5, 1, 5, 0, 4, 3, 2})
@@ -136,7 +169,7 @@ func FuzzSplitOwnerOps(f *testing.F) {
 		d := deque.New[int]()
 		var model []int // oldest first
 		public := 0     // model[:public] are visible to thieves
-		want := true    // a thief asked for work (a new deque asks)
+		want := true    // the next lazy push publishes (a new deque asks)
 		xs := items(len(ops) + 1)
 		next := 0
 		for _, op := range ops {
@@ -145,9 +178,8 @@ func FuzzSplitOwnerOps(f *testing.F) {
 				got := d.PushLazy(xs[next])
 				model = append(model, next)
 				next++
-				publishes := want || public == 0
-				require.Equal(t, publishes, got)
-				if publishes {
+				require.Equal(t, want, got)
+				if want {
 					public, want = len(model), false
 				}
 			case 1: // Push
@@ -163,7 +195,10 @@ func FuzzSplitOwnerOps(f *testing.F) {
 				}
 				require.Equal(t, model[len(model)-1], val(x))
 				model = model[:len(model)-1]
-				public = min(public, len(model))
+				if public > len(model) { // took a public element
+					public = len(model)
+					want = want || public == 0
+				}
 			case 3: // Poll
 				d.Publish()
 				public = len(model)
@@ -174,6 +209,7 @@ func FuzzSplitOwnerOps(f *testing.F) {
 				}
 				require.Equal(t, model[0], val(x))
 				model, public = model[1:], public-1
+				want = want || public == 0
 			case 4: // Steal
 				x := d.Steal()
 				if public == 0 {
@@ -183,6 +219,7 @@ func FuzzSplitOwnerOps(f *testing.F) {
 				}
 				require.Equal(t, model[0], val(x))
 				model, public = model[1:], public-1
+				want = want || public == 0
 			case 5: // Publish
 				require.Equal(t, public < len(model), d.Publish())
 				public = len(model)
