@@ -117,14 +117,13 @@ func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Fut
 	if fn == nil {
 		panic("forkjoin: SubmitContext called with a nil function")
 	}
-	f := newFuture[T](nil, funcTask[T](fn))
-	f.pool = p
+	s := newSubmission[T](p, funcTask[T](fn))
 	c := newComputation(ctx)
-	f.comp = c
-	f.scope = c
-	if err := p.submit(ctx, &f.node, true); err != nil {
+	s.comp = c
+	s.scope = c
+	if err := p.submit(ctx, &s.node, true); err != nil {
 		c.stop()
-		f.fail(err)
+		s.fail(err)
 	}
-	return &f.Future
+	return &s.future
 }

@@ -2,7 +2,10 @@ package forkjoin
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/magpie-go/magpie/internal/park"
 )
 
 // Future is the handle of a forked or submitted task. It stays valid after
@@ -15,134 +18,89 @@ import (
 // scheduler can break: a worker helping in one may run the other's task on
 // top of its stack. Share results between computations through Get from
 // outside the pool, or join them in one parent task.
+//
+// A Future from Fork costs no allocation when it does not escape the
+// forking function (the usual fork, compute, join): the handle lives on the
+// caller's stack and the task runs in a cell its worker recycles. The
+// first Join by the forking worker copies the outcome into the handle and
+// recycles the cell; Get, Done and a Join from another worker are slower
+// (they register with the forking worker, which then keeps its recycled
+// cells back until they are done) and meant for the rare fork whose result
+// is wanted elsewhere. Such a waiter is woken when the task completes on a
+// worker that stole it, and otherwise finds out within a short poll
+// interval if the forking worker ran the task itself.
 type Future[T any] struct {
-	node
+	c     *cell[T]
+	owner *Worker       // the forking worker, which recycles c; nil for submitted tasks
+	state atomic.Uint32 // forks: unsettled, then settled by the owner's first Join
+	// A settled fork's outcome, copied from c before c was recycled.
 	result T
-	err    error        // *PanicError, or ErrClosed for a Submit to a closed pool
-	pool   *Pool        // set for submitted (root) tasks, whose completion Close awaits
-	scope  *computation // set by SubmitContext: the scope this future owns
-	mu     sync.Mutex
-	wait   *waitList // who sleeps until completion; guarded by mu
+	err    error
 }
 
-type waitList struct {
-	ch      chan struct{} // closed at completion; made on the first Get that waits
-	workers []*Worker     // workers sleeping in Join
-}
+// The states of a fork's Future. It is settled once its owner has joined
+// it: from then on its outcome is in the handle and its cell may belong to
+// another task. Joining marks the owner's first Join in progress: a Join
+// of the same Future nested inside it (by a task the first one runs while
+// it waits) settles the Future but leaves the cell to the GC, so that the
+// outer Join never meets the cell again as another task's.
+const (
+	unsettled uint32 = iota
+	settled
+	joining
+)
 
-// futureNode stores the task unboxed beside its Future.
-type futureNode[T any, C Computer[T]] struct {
-	Future[T]
-	task C
-}
-
-// futureSlab carves futures for one task type out of blocks, so that a fork
-// that must hand out a handle costs a fraction of an allocation. A block
-// stays alive while any future in it is referenced.
-type futureSlab[T any, C Computer[T]] struct {
-	block []futureNode[T, C]
-}
-
-const futureSlabSize = 32
-
-func newFuture[T any, C Computer[T]](w *Worker, c C) *futureNode[T, C] {
-	var f *futureNode[T, C]
-	if w != nil {
-		s := cacheOf[futureSlab[T, C]](w)
-		if len(s.block) == 0 {
-			s.block = make([]futureNode[T, C], futureSlabSize)
-		}
-		f = &s.block[0]
-		s.block = s.block[1:]
-	} else {
-		f = new(futureNode[T, C])
+// Fork schedules fn to run on the pool, possibly on another worker, and
+// returns its Future. Join it from the same task to get the result; an
+// un-stolen Fork+Join costs a push and a pop on w's own deque, with no
+// atomic instruction. The Future itself allocates nothing unless it escapes
+// (see Future); the closure fn does if it captures variables, which
+// ForkTask avoids.
+func Fork[T any](w *Worker, fn func(*Worker) T) *Future[T] {
+	if fn == nil {
+		panic("forkjoin: Fork called with a nil function")
 	}
-	f.task = c
-	f.job = f
-	return f
+	return ForkTask[T](w, funcTask[T](fn))
 }
 
-func (f *futureNode[T, C]) execute(w *Worker) {
-	finished := false
-	defer func() {
-		if !finished {
-			f.err = capturePanic(recover())
-			f.complete()
-		}
-	}()
+// ForkTask is Fork for a typed task: c is stored unboxed in a cell that w
+// recycles, so forking a small struct allocates nothing in the steady state.
+func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
+	return &Future[T]{c: forkCell[T](w, c), owner: w}
+}
+
+// forkCell forks c on w in a recycled cell.
+func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
+	if w == nil {
+		panicNilWorker()
+	}
 	w.checkCanceled()
-	f.result = f.task.Compute(w)
-	finished = true
-	var zero C
-	f.task = zero // the future outlives the task: drop what it references
-	f.complete()
+	l := cacheOf[cellList[T, C]](w)
+	n := l.ready
+	if n != nil {
+		l.ready = n.next
+	} else {
+		n = l.refill(w)
+	}
+	n.task = c
+	if !w.pushPrivate(&n.node) {
+		w.pushPublishing(&n.node)
+	}
+	return &n.cell
 }
-
-// fail completes f, never run, with err.
-func (f *futureNode[T, C]) fail(err error) {
-	f.pool = nil
-	f.err = err
-	f.task = *new(C)
-	f.state.Store(done)
-}
-
-// complete marks f done and wakes whoever waits.
-func (f *Future[T]) complete() {
-	if c := f.scope; c != nil {
-		c.stop()
-		f.err = c.outcome(f.err)
-	}
-	if f.state.Swap(done) == waiting {
-		f.mu.Lock()
-		wl := f.wait
-		f.wait = nil
-		f.mu.Unlock()
-		if wl.ch != nil {
-			close(wl.ch)
-		}
-		for _, w := range wl.workers {
-			w.sleepers.Unpark(w.index)
-		}
-	}
-	if f.pool != nil {
-		f.pool.rootDone()
-	}
-}
-
-// register records a waiter under mu and moves the state to waiting. It
-// reports false if f completed first (nothing to wait for).
-func (f *Future[T]) register(w *Worker) (ch chan struct{}, ok bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.state.Load() == done {
-		return nil, false
-	}
-	if f.wait == nil {
-		f.wait = &waitList{}
-	}
-	if w != nil {
-		for _, x := range f.wait.workers {
-			if x == w {
-				goto registered
-			}
-		}
-		f.wait.workers = append(f.wait.workers, w)
-	} else if f.wait.ch == nil {
-		f.wait.ch = make(chan struct{})
-	}
-registered:
-	// The completer swaps in done without mu; if it did so since the load
-	// above, this CAS fails and we must not wait.
-	if !f.state.CompareAndSwap(pending, waiting) && f.state.Load() == done {
-		return nil, false
-	}
-	return f.wait.ch, true
-}
-
-func (f *Future[T]) addWaiter(w *Worker) { f.register(w) }
 
 // Done reports whether the task has completed (returned or panicked).
-func (f *Future[T]) Done() bool { return f.isDone() }
+func (f *Future[T]) Done() bool {
+	if f.owner == nil {
+		return f.c.isDone()
+	}
+	if f.state.Load() == settled {
+		return true
+	}
+	defer f.owner.unpin()
+	f.owner.pin()
+	return f.state.Load() == settled || f.c.isDone()
+}
 
 // Join waits for the task and returns its result, re-panicking with its
 // *PanicError if it panicked. It must be called from a task running on w.
@@ -152,29 +110,97 @@ func (f *Future[T]) Join(w *Worker) T {
 	if f == nil {
 		panic("forkjoin: Join called on a nil *Future")
 	}
-	if !f.isDone() {
-		if w == nil {
-			panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
-		}
-		switch {
-		case f.root:
-			// Submitted: run it here if nobody has started it (it may
-			// still wait in a queue), else wait for whoever runs it.
-			if w.pool == f.pool && f.pool.claim(&f.node) {
-				w.run(&f.node)
-			} else {
-				w.helpUntilDone(&f.node)
-			}
-		case w.unpush(&f.node):
-			f.job.execute(w)
-		default:
-			w.helpUntilDone(&f.node)
+	if f.owner != w || w == nil {
+		return f.joinOther(w)
+	}
+	if s := f.state.Load(); s != settled {
+		// The fast path: the forking task joins its fork, which is still
+		// the newest task in w's deque. Nothing else runs before the task
+		// itself, so no nested Join can interfere (see joining).
+		c := f.c
+		if x := w.deque.PopPrivate(); s == unsettled && x == &c.node {
+			w.own.executed++
+			f.result, f.err = c.typed.runInline(w, true)
+			storeRelease(&f.state, settled)
+		} else {
+			f.joinOwned(w, x)
 		}
 	}
 	if f.err != nil {
 		panic(f.err)
 	}
 	return f.result
+}
+
+// joinOwned is the forking worker's Join when its fork is not the newest
+// task in w's deque (x is what w popped instead, possibly nil): it runs
+// the newer tasks, then the fork inline if it is still there, or else helps
+// until it completes; then it settles f and recycles the cell.
+func (f *Future[T]) joinOwned(w *Worker, x *node) {
+	c := f.c
+	if x == &c.node {
+		// Popped, but f is being joined further down this stack: a nested
+		// Join runs the task and leaves the cell to the GC.
+		w.own.executed++
+		f.result, f.err = c.typed.runInline(w, false)
+		storeRelease(&f.state, settled)
+		return
+	}
+	outer := f.state.Load() == unsettled
+	if outer {
+		storeRelease(&f.state, joining)
+	}
+	var r T
+	var err error
+	ran := false
+	if c.isDone() {
+		if x != nil {
+			w.deque.PushLazy(x) // not ours to run now
+		}
+	} else if w.unpushAfter(x, &c.node) {
+		w.own.executed++
+		r, err = c.typed.runInline(w, outer)
+		ran = true
+	} else {
+		w.helpUntilDone(&c.node)
+	}
+	if !ran {
+		if f.state.Load() == settled {
+			return // a nested Join settled f while w ran other tasks
+		}
+		r, err = c.result, c.err
+		if outer && err == nil {
+			c.typed.hold()
+		}
+	}
+	f.result, f.err = r, err
+	storeRelease(&f.state, settled)
+}
+
+// joinOther is Join by a worker other than the forking one, or of a
+// submitted task.
+func (f *Future[T]) joinOther(w *Worker) T {
+	if f.owner != nil {
+		r, err := f.awaitFork(nil, w)
+		if err != nil {
+			panic(err)
+		}
+		return r
+	}
+	c := f.c
+	if !c.isDone() {
+		// Submitted: run it here if nobody has started it (it may still
+		// wait in a queue), else wait for whoever runs it.
+		if w.pool == c.pool && c.pool.claim(&c.node) {
+			w.run(&c.node)
+		} else {
+			w.helpUntilDone(&c.node)
+		}
+	}
+	if c.err != nil {
+		panic(c.err)
+	}
+	return c.result
 }
 
 // Get waits for the task from any goroutine and returns its result, or the
@@ -186,8 +212,12 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f == nil {
 		panic("forkjoin: Get called on a nil *Future")
 	}
-	if !f.isDone() {
-		if ch, ok := f.register(nil); ok {
+	if f.owner != nil {
+		return f.awaitFork(ctx, nil)
+	}
+	c := f.c
+	if !c.isDone() {
+		if ch, ok := c.register(nil); ok {
 			select {
 			case <-ch:
 			case <-ctx.Done():
@@ -196,38 +226,60 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 			}
 		}
 	}
-	return f.result, f.err
+	return c.result, c.err
 }
 
-// await blocks the calling goroutine until f is done.
-func (f *Future[T]) await() {
-	if !f.isDone() {
-		if ch, ok := f.register(nil); ok {
-			<-ch
+// Polling bounds for a reader of a fork whose owner runs the task itself.
+const (
+	minForkPoll = 20 * time.Microsecond
+	maxForkPoll = 5 * time.Millisecond
+)
+
+// awaitFork waits for a fork from anywhere but its owner's Join: from a
+// goroutine (w nil; ctx may end the wait) or from another worker w, which
+// helps with other work meanwhile. It pins the owner's recycled cells for
+// its duration, so that c cannot become another task's cell under it.
+func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
+	defer f.owner.unpin()
+	f.owner.pin()
+	c := f.c
+	var bo park.Backoff
+	for poll := minForkPoll; ; {
+		if f.state.Load() == settled {
+			return f.result, f.err
 		}
+		if c.isDone() {
+			return c.result, c.err
+		}
+		if w != nil {
+			if x := w.findHelp(&c.node); x != nil {
+				w.own.helped++
+				w.execute(x)
+				bo.Reset()
+				continue
+			}
+			if bo.Snooze() {
+				continue
+			}
+		}
+		ch, ok := c.register(nil)
+		if !ok || f.state.Load() == settled {
+			continue
+		}
+		var ctxDone <-chan struct{}
+		if ctx != nil {
+			ctxDone = ctx.Done()
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ch:
+		case <-t.C:
+			poll = min(2*poll, maxForkPoll)
+		case <-ctxDone:
+			t.Stop()
+			var zero T
+			return zero, ctx.Err()
+		}
+		t.Stop()
 	}
-}
-
-// Fork schedules fn to run on the pool, possibly on another worker, and
-// returns its Future. Join it from the same task to get the result; an
-// un-stolen Fork+Join costs two pushes and a pop on w's own deque. The
-// Future is carved from a per-worker slab, so a fork costs a small fraction
-// of an allocation, plus the closure fn if it captures variables; ForkTask
-// avoids the closure.
-func Fork[T any](w *Worker, fn func(*Worker) T) *Future[T] {
-	if fn == nil {
-		panic("forkjoin: Fork called with a nil function")
-	}
-	return ForkTask[T](w, funcTask[T](fn))
-}
-
-// ForkTask is Fork for a typed task: c is stored unboxed in the future.
-func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
-	if w == nil {
-		panic("forkjoin: Fork called with a nil *Worker; from outside a task use Submit")
-	}
-	w.checkCanceled()
-	f := newFuture[T](w, c)
-	w.push(&f.node)
-	return &f.Future
 }

@@ -99,12 +99,28 @@ func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
 
 // SubmitTask is Submit for a typed task.
 func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
-	f := newFuture[T](nil, c)
-	f.pool = p
-	if err := p.submit(nil, &f.node, true); err != nil {
-		f.fail(err)
+	s := newSubmission[T](p, c)
+	if err := p.submit(nil, &s.node, true); err != nil {
+		s.fail(err)
 	}
-	return &f.Future
+	return &s.future
+}
+
+// submission is a submitted task's cell together with its Future, in one
+// allocation. The cell is never recycled.
+type submission[T any, C Computer[T]] struct {
+	taskCell[T, C]
+	future Future[T]
+}
+
+func newSubmission[T any, C Computer[T]](p *Pool, c C) *submission[T, C] {
+	s := &submission[T, C]{}
+	s.task = c
+	s.pool = p
+	s.job = &s.taskCell
+	s.typed = &s.taskCell
+	s.future.c = &s.cell
+	return s
 }
 
 // Invoke runs fn on the pool and waits for its result. A panic in fn (or in
@@ -120,10 +136,10 @@ func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	if w := callerWorker(p); w != nil {
 		return fn(w)
 	}
-	f := SubmitTask[T](p, funcTask[T](fn))
-	f.await()
-	if f.err != nil {
-		panic(f.err)
+	c := SubmitTask[T](p, funcTask[T](fn)).c
+	c.await()
+	if c.err != nil {
+		panic(c.err)
 	}
-	return f.result
+	return c.result
 }

@@ -23,6 +23,7 @@ type Worker struct {
 	fifo     bool // async mode: the scheduling loop polls its own deque oldest first
 	spare    bool // a compensating worker for Block, running only while retire is false
 	retire   atomic.Bool
+	foreign  atomic.Int64 // goroutines reading this worker's forks through Futures (pin)
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
@@ -48,6 +49,25 @@ func (w *Worker) Index() int { return w.index }
 func (w *Worker) Surplus() int {
 	return w.deque.OwnerLen() - int(w.pool.idle.Load())
 }
+
+// pin registers a reader of one of w's forks (a Future's Get, Done or a
+// Join from another worker) until the matching unpin. While any is
+// registered, w recycles none of the cells it holds back (see cellList).
+//
+// The argument is Dekker's: the owner settles a Future (a release store),
+// later runs quiescent's fence and load, and recycles only if that load
+// sees no reader. A reader pins (a locked add, a full fence) and then loads
+// the Future's state. If the owner's fence came first, the settle is
+// visible to the reader, which then reads the handle and never the cell;
+// if the reader's add came first, the owner's load sees it and recycles
+// nothing.
+func (w *Worker) pin() { w.foreign.Add(1) }
+
+func (w *Worker) unpin() { w.foreign.Add(-1) }
+
+// quiescent reports whether no reader is pinned, after a full fence (the
+// locked add) that orders every earlier settle before the check.
+func (w *Worker) quiescent() bool { return w.foreign.Add(0) == 0 }
 
 // isRunner marks *Worker as a Runner.
 func (w *Worker) isRunner() {}

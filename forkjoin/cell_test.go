@@ -1,0 +1,215 @@
+package forkjoin
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Tests of the recycled cells behind Fork's Futures (cell.go, future.go):
+// the handle keeps its outcome after its cell is reused, readers from other
+// goroutines pin the owner's held cells, and a Join nested in the owner's
+// own Join of the same Future never recycles a cell still in use.
+
+// square is a typed task whose result identifies it.
+type square struct{ x int }
+
+func (s square) Compute(*Worker) int { return s.x * s.x }
+
+// forkJoinSquares forks and joins n squares on w, recycling cells of
+// square's type, and checks every result.
+func forkJoinSquares(t *testing.T, w *Worker, n int) {
+	for i := range n {
+		f := ForkTask[int](w, square{i})
+		require.Equal(t, i*i, f.Join(w))
+	}
+}
+
+// heldCellOf returns the cell behind a Future of square.
+func heldCellOf(f *Future[int]) *taskCell[int, square] {
+	return f.c.typed.(*taskCell[int, square])
+}
+
+// cellsOf returns the cells on w's free lists for square.
+func cellsOf(w *Worker) (ready, held map[*taskCell[int, square]]bool) {
+	l := cacheOf[cellList[int, square]](w)
+	ready, held = map[*taskCell[int, square]]bool{}, map[*taskCell[int, square]]bool{}
+	for c := l.ready; c != nil; c = c.next {
+		ready[c] = true
+	}
+	for c := l.held; c != nil; c = c.next {
+		held[c] = true
+	}
+	return ready, held
+}
+
+func TestFutureOutlivesItsCell(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	Invoke(p, func(w *Worker) int {
+		f := ForkTask[int](w, square{7})
+		require.Equal(t, 49, f.Join(w))
+		c := heldCellOf(f)
+		_, held := cellsOf(w)
+		require.True(t, held[c], "the owner's Join holds the cell back")
+
+		// Enough forks of the same type to recycle c many times over.
+		forkJoinSquares(t, w, 10*heldBatch)
+		ready, held := cellsOf(w)
+		require.True(t, ready[c] || held[c], "c is back on a free list: it was reused")
+
+		require.Equal(t, 49, f.Join(w), "a second Join reads the handle")
+		require.True(t, f.Done())
+		v, err := f.Get(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 49, v)
+		return 0
+	})
+}
+
+func TestPinnedReaderHoldsCellsBack(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	Invoke(p, func(w *Worker) int {
+		f := ForkTask[int](w, square{3})
+		require.Equal(t, 9, f.Join(w))
+		c := heldCellOf(f)
+
+		w.pin() // a reader of some Future of w, as Get or Done would register
+		forkJoinSquares(t, w, 4*heldBatch)
+		ready, held := cellsOf(w)
+		require.False(t, ready[c], "no held cell is freed while a reader is pinned")
+		require.True(t, held[c])
+		require.Equal(t, 9, c.result, "c was not reused while a reader was pinned")
+
+		w.unpin()
+		forkJoinSquares(t, w, 4*heldBatch)
+		ready, held = cellsOf(w)
+		require.True(t, ready[c] || held[c])
+		require.Zero(t, w.foreign.Load())
+		return 0
+	})
+}
+
+// TestReadersOfInlineFork has goroutines outside the pool Get, and call
+// Done on, a fork that its owner (the only worker, so nobody can steal it)
+// runs itself: the cell never completes the normal way, and the readers
+// are woken by the owner or find out by polling.
+func TestReadersOfInlineFork(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	rounds := 200
+	if raceEnabled {
+		rounds = 50
+	}
+	for round := range rounds {
+		const readers = 3
+		forked := make(chan *Future[int])
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		results := make([]int, readers)
+		wg.Add(readers)
+		for r := range readers {
+			go func() {
+				defer wg.Done()
+				f := <-forked
+				_ = f.Done()
+				v, err := f.Get(context.Background())
+				if err == nil {
+					results[r] = v
+				}
+			}()
+		}
+		go func() {
+			Invoke(p, func(w *Worker) int {
+				f := ForkTask[int](w, square{round})
+				for range readers {
+					forked <- f
+				}
+				if round%2 == 0 {
+					<-release // let the readers register first
+				}
+				require.Equal(t, round*round, f.Join(w))
+				forkJoinSquares(t, w, heldBatch+1) // recycle cells meanwhile
+				return 0
+			})
+		}()
+		if round%2 == 0 {
+			close(release)
+		}
+		wg.Wait()
+		for _, v := range results {
+			require.Equal(t, round*round, v, "round %d", round)
+		}
+	}
+}
+
+// TestNestedJoinOfSameFuture: the owner joins f while a task it runs on the
+// way (g, forked after f) joins f too. The nested Join runs f's task; the
+// outer one must then read the handle, not the cell, which must not have
+// been recycled: g forks and joins many tasks of f's type meanwhile, then
+// forks more that it leaves in the deque, where the outer Join, looking for
+// f's cell, would take a recycled one for f's.
+func TestNestedJoinOfSameFuture(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	Invoke(p, func(w *Worker) int {
+		for round := range 50 {
+			// In odd rounds a fork before f makes f's cell private, so
+			// that the nested Join pops it directly; in even rounds f's
+			// cell is the public one and the nested Join pops it last.
+			var first *Future[int]
+			if round%2 == 1 {
+				first = ForkTask[int](w, square{-1})
+			}
+			f := ForkTask[int](w, square{round})
+			g := Fork(w, func(w *Worker) int {
+				v := f.Join(w)
+				forkJoinSquares(t, w, 2*heldBatch)
+				for i := range 2 * heldBatch {
+					ForkTask[int](w, square{-1 - i}) // never joined
+				}
+				return v
+			})
+			require.Equal(t, round*round, f.Join(w), "outer Join")
+			require.Equal(t, round*round, g.Join(w), "nested Join")
+			c := heldCellOf(f)
+			require.Equal(t, round*round, c.result, "a nested Join leaves the cell to the GC, unused")
+			_, held := cellsOf(w)
+			require.False(t, held[c])
+			if first != nil {
+				require.Equal(t, 1, first.Join(w))
+			}
+		}
+		return 0
+	})
+}
+
+// TestInlineForkPanic: a fork that panics when its owner runs it inline
+// re-panics on every Join with the same *PanicError, which Get returns.
+func TestInlineForkPanic(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	boom := errors.New("boom")
+	Invoke(p, func(w *Worker) int {
+		f := Fork(w, func(*Worker) int { panic(boom) })
+		first := recoverValue(func() { f.Join(w) })
+		pe, ok := first.(*PanicError)
+		require.True(t, ok, "got %T", first)
+		require.ErrorIs(t, pe, boom)
+		require.Same(t, pe, recoverValue(func() { f.Join(w) }))
+		_, err := f.Get(context.Background())
+		require.Same(t, pe, err)
+		require.True(t, f.Done())
+		return 0
+	})
+}
+
+func recoverValue(fn func()) (v any) {
+	defer func() { v = recover() }()
+	fn()
+	return nil
+}
