@@ -1,12 +1,12 @@
 package forkjoin
 
 // cacheSlots bounds the number of distinct task types a worker keeps free
-// lists and slabs for. Programs rarely fork more than a handful of types;
+// lists for. Programs rarely fork more than a handful of types;
 // beyond that, forks still work and simply allocate.
 const cacheSlots = 16
 
 // cacheOf returns w's instance of X, one per worker and per type X, creating
-// it on first use. X is a free list or slab type instantiated with the task's
+// it on first use. X is a free list type instantiated with the task's
 // types, so this gives each worker typed recycling storage without a map:
 // the lookup is a short scan comparing type words, a few nanoseconds. Only
 // the owning goroutine touches w.cache.

@@ -24,7 +24,7 @@ const (
 )
 
 // node is what the deques carry: the header shared by every kind of forked
-// or submitted task. It is embedded in its task object (joinNode, Future),
+// or submitted task. It is embedded in its task object (a cell, an exec node, a scope),
 // and job points back to that object.
 type node struct {
 	job   job

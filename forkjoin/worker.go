@@ -31,7 +31,7 @@ type Worker struct {
 	rng   uint64
 	own   counters          // written by the owner only, without atomics
 	pub   publishedCounters // copy of own that Stats reads
-	cache [cacheSlots]any   // per-type free lists and slabs; see cacheOf
+	cache [cacheSlots]any   // per-type free lists; see cacheOf
 }
 
 // Pool returns the pool the worker belongs to.

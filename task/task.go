@@ -25,10 +25,12 @@ type RecursiveAction interface {
 // Fork schedules t to run on w's pool, possibly on another worker, and
 // returns its Future: compute something else, then call Join(w) on it, as
 // with Java's fork/compute/join idiom. t is stored unboxed (R is the task's
-// own type), and the Future is carved from a per-worker slab of 32, so a
-// fork costs 1/32 of an allocation: the Future must stay valid after Join,
-// so it cannot be recycled. InvokeBoth and InvokeSlice hand out no handle
-// and allocate nothing. w must be the worker running the calling task.
+// own type) in a node that w recycles, and the Future is a small handle
+// that lives on the caller's stack unless it escapes (is stored or passed
+// to another goroutine), so the usual fork, compute, join allocates
+// nothing (see forkjoin.Future). InvokeBoth and InvokeSlice, which hand out
+// no handle, are cheaper still. w must be the worker running the calling
+// task.
 func Fork[T any, R RecursiveTask[T]](w *forkjoin.Worker, t R) *forkjoin.Future[T] {
 	return forkjoin.ForkTask[T](w, t)
 }

@@ -324,7 +324,7 @@ func TestFutureStaysValidAfterJoin(t *testing.T) {
 	var fs []*forkjoin.Future[int]
 	within(t, func() {
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
-			for i := range 100 { // several slabs' worth
+			for i := range 100 { // more than a batch of recycled nodes
 				fs = append(fs, task.Fork(w, Fib{i % 15}))
 			}
 			for i, f := range fs {
