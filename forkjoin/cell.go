@@ -14,6 +14,7 @@ type cell[T any] struct {
 	mu     sync.Mutex
 	wait   *waitList    // who sleeps until completion; guarded by mu
 	typed  typedCell[T] // the taskCell around this cell
+	owner  *Worker      // the worker that recycles the cell; nil: never recycled
 }
 
 type waitList struct {
@@ -35,10 +36,9 @@ type typedCell[T any] interface {
 // taskCell is a cell with its task stored unboxed.
 type taskCell[T any, C Computer[T]] struct {
 	cell[T]
-	task  C
-	owner *Worker         // the worker that recycles it; nil: never recycled
-	list  *cellList[T, C] // owner's free list for this type
-	next  *taskCell[T, C] // free list link
+	task C
+	list *cellList[T, C] // owner's free list for this type
+	next *taskCell[T, C] // free list link
 }
 
 // complete marks c done and wakes whoever waits. The moment c is done its
@@ -263,7 +263,8 @@ func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 			l.held, l.nheld = nil, 0 // a long Get pins them: let the GC have them
 		}
 	}
-	c := &taskCell[T, C]{owner: w, list: l}
+	c := &taskCell[T, C]{list: l}
+	c.owner = w
 	c.job = c
 	c.typed = c
 	return c
@@ -273,6 +274,16 @@ func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 // list.
 func (c *taskCell[T, C]) release() {
 	c.clear()
+	c.next = c.list.ready
+	c.list.ready = c
+}
+
+// releaseUnstolen is release for a cell its owner took back from its own
+// deque: nobody else saw it, so only the task needs clearing (the result
+// was never written).
+func (c *taskCell[T, C]) releaseUnstolen() {
+	var zeroC C
+	c.task = zeroC
 	c.next = c.list.ready
 	c.list.ready = c
 }

@@ -213,3 +213,22 @@ func recoverValue(fn func()) (v any) {
 	fn()
 	return nil
 }
+
+// TestForkAllocatesNothing: once warm, a ForkTask, or a Fork of a closure
+// that captures nothing, whose Future stays in the forking function
+// allocates nothing: the handle lives on the stack, the cell is recycled.
+func TestForkAllocatesNothing(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	Invoke(p, func(w *Worker) int {
+		forkTask := func() { ForkTask[int](w, square{3}).Join(w) }
+		forkFunc := func() { Fork(w, func(*Worker) int { return 1 }).Join(w) }
+		for range 2 * heldBatch {
+			forkTask()
+			forkFunc()
+		}
+		require.Zero(t, testing.AllocsPerRun(100, forkTask), "ForkTask")
+		require.Zero(t, testing.AllocsPerRun(100, forkFunc), "Fork")
+		return 0
+	})
+}

@@ -30,8 +30,7 @@ import (
 // worker that stole it, and otherwise finds out within a short poll
 // interval if the forking worker ran the task itself.
 type Future[T any] struct {
-	c     *cell[T]
-	owner *Worker       // the forking worker, which recycles c; nil for submitted tasks
+	c     *cell[T]      // c.owner is the forking worker, which recycles c; nil for submitted tasks
 	state atomic.Uint32 // forks: unsettled, then settled by the owner's first Join
 	// A settled fork's outcome, copied from c before c was recycled.
 	result T
@@ -57,16 +56,26 @@ const (
 // (see Future); the closure fn does if it captures variables, which
 // ForkTask avoids.
 func Fork[T any](w *Worker, fn func(*Worker) T) *Future[T] {
+	// Kept small enough to inline, like ForkTask, so that the handle can
+	// live on the caller's stack.
+	return &Future[T]{c: forkFunc(w, fn)}
+}
+
+// forkFunc is kept out of line: inlined, its body would push Fork past the
+// inlining budget, and then every Future from Fork would escape.
+//
+//go:noinline
+func forkFunc[T any](w *Worker, fn func(*Worker) T) *cell[T] {
 	if fn == nil {
 		panic("forkjoin: Fork called with a nil function")
 	}
-	return ForkTask[T](w, funcTask[T](fn))
+	return forkCell[T](w, funcTask[T](fn))
 }
 
 // ForkTask is Fork for a typed task: c is stored unboxed in a cell that w
 // recycles, so forking a small struct allocates nothing in the steady state.
 func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
-	return &Future[T]{c: forkCell[T](w, c), owner: w}
+	return &Future[T]{c: forkCell[T](w, c)}
 }
 
 // forkCell forks c on w in a recycled cell.
@@ -91,14 +100,14 @@ func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
 
 // Done reports whether the task has completed (returned or panicked).
 func (f *Future[T]) Done() bool {
-	if f.owner == nil {
+	if f.c.owner == nil {
 		return f.c.isDone()
 	}
 	if f.state.Load() == settled {
 		return true
 	}
-	defer f.owner.unpin()
-	f.owner.pin()
+	defer f.c.owner.unpin()
+	f.c.owner.pin()
 	return f.state.Load() == settled || f.c.isDone()
 }
 
@@ -110,7 +119,7 @@ func (f *Future[T]) Join(w *Worker) T {
 	if f == nil {
 		panic("forkjoin: Join called on a nil *Future")
 	}
-	if f.owner != w || w == nil {
+	if f.c.owner != w || w == nil {
 		return f.joinOther(w)
 	}
 	if s := f.state.Load(); s != settled {
@@ -180,7 +189,7 @@ func (f *Future[T]) joinOwned(w *Worker, x *node) {
 // joinOther is Join by a worker other than the forking one, or of a
 // submitted task.
 func (f *Future[T]) joinOther(w *Worker) T {
-	if f.owner != nil {
+	if f.c.owner != nil {
 		r, err := f.awaitFork(nil, w)
 		if err != nil {
 			panic(err)
@@ -212,7 +221,7 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	if f == nil {
 		panic("forkjoin: Get called on a nil *Future")
 	}
-	if f.owner != nil {
+	if f.c.owner != nil {
 		return f.awaitFork(ctx, nil)
 	}
 	c := f.c
@@ -240,8 +249,8 @@ const (
 // helps with other work meanwhile. It pins the owner's recycled cells for
 // its duration, so that c cannot become another task's cell under it.
 func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
-	defer f.owner.unpin()
-	f.owner.pin()
+	defer f.c.owner.unpin()
+	f.c.owner.pin()
 	c := f.c
 	var bo park.Backoff
 	for poll := minForkPoll; ; {

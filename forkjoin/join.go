@@ -28,7 +28,11 @@ func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B
 	if w.unpush(&n.node) {
 		phase = 2
 		rb = b(w)
-	} else if rb, phase = n.awaitStolen(w); phase != 0 {
+		phase = 0
+		n.releaseUnstolen()
+		return ra, rb
+	}
+	if rb, phase = n.awaitStolen(w); phase != 0 {
 		phase = 0
 		panic(n.err)
 	}
@@ -59,7 +63,11 @@ func JoinTasks[A, B any, CA Computer[A], CB Computer[B]](w *Worker, a CA, b CB) 
 		w.own.executed++
 		phase = 2
 		rb = b.Compute(w)
-	} else if rb, phase = n.awaitStolen(w); phase != 0 {
+		phase = 0
+		n.releaseUnstolen()
+		return ra, rb
+	}
+	if rb, phase = n.awaitStolen(w); phase != 0 {
 		phase = 0
 		panic(n.err)
 	}

@@ -341,24 +341,39 @@ func TestFutureStaysValidAfterJoin(t *testing.T) {
 	}
 }
 
-// TestTypedPathAllocatesNothing checks the claim of InvokeBoth and of
-// InvokeSlice on one worker, where nothing is stolen: no allocation beyond
-// InvokeSlice's result slice once the per-worker node lists are warm.
+// TestTypedPathAllocatesNothing checks the claim of Fork (a Future that
+// does not escape), InvokeBoth and InvokeSlice on one worker, where nothing
+// is stolen: no allocation beyond InvokeSlice's result slice once the
+// per-worker node lists are warm.
 func TestTypedPathAllocatesNothing(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1))
 	defer p.Close()
 	xs := iota64(1 << 12)
 	tasks := []fibBoth{{10}, {11}, {12}}
+	ints := make([]int, 64)
 	forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+		fork := testing.AllocsPerRun(20, func() { Fib{15}.Compute(w) })
+		forkBump := func() { task.ForkAction(w, bump{&ints[0]}).Join(w) }
+		for range 64 { // more than a batch of held nodes: see forkjoin.Future
+			forkBump()
+		}
+		action := testing.AllocsPerRun(100, forkBump)
 		both := testing.AllocsPerRun(20, func() { fibBoth{15}.Compute(w) })
 		sum := testing.AllocsPerRun(20, func() { SumTask{xs, task.Fixed(16)}.Compute(w) })
 		slice := testing.AllocsPerRun(20, func() { task.InvokeSlice(w, tasks) })
+		assert.Zero(t, fork, "Fork and Join fib(15)")
+		assert.Zero(t, action, "ForkAction and Join")
 		assert.Zero(t, both, "InvokeBoth fib(15)")
 		assert.Zero(t, sum, "InvokeBoth sum")
 		assert.Equal(t, 1.0, slice, "InvokeSlice: the result slice only")
 		return 0
 	})
 }
+
+// bump is the smallest action: it increments *p.
+type bump struct{ p *int }
+
+func (b bump) Compute(*forkjoin.Worker) { *b.p++ }
 
 // fibBoth forks at every level through InvokeBoth.
 type fibBoth struct{ n int }
