@@ -161,11 +161,13 @@ func (c *taskCell[T, C]) fail(err error) {
 	c.state.Store(done)
 }
 
+// runInline: see typedCell. A panic completes the cell with its
+// *PanicError, and the cell is dropped rather than recycled.
 func (c *taskCell[T, C]) runInline(w *Worker, hold bool) (r T, err error) {
 	finished := false
 	defer func() {
 		if !finished {
-			err = capturePanic(recover()) // the cell is dropped, not recycled
+			err = capturePanic(recover())
 			c.err = err
 			c.completeInline()
 		}
@@ -190,14 +192,6 @@ func (c *cell[T]) completeInline() {
 	if s == waiting {
 		c.wakeWaiters()
 	}
-}
-
-// newTaskCell returns an unowned cell for c, which is never recycled.
-func newTaskCell[T any, C Computer[T]](c C) *taskCell[T, C] {
-	n := &taskCell[T, C]{task: c}
-	n.job = n
-	n.typed = n
-	return n
 }
 
 // cellList is a worker's free list of cells of one task type: cells whose

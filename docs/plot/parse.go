@@ -151,6 +151,26 @@ func abs(x float64) float64 {
 }
 
 // stat returns the median of unit for k, and whether it was measured.
+// seqTime returns the sequential time of a workload that speedups at procs
+// are computed against. Sequential code runs one goroutine, so its time
+// does not depend on GOMAXPROCS; on a shared VM it still varies with the
+// vCPU it lands on and with neighbours, which can only slow it down. So
+// seqTime is the smallest of its medians over all GOMAXPROCS measured: the
+// conservative base, which never inflates a speedup. The small-input
+// workloads, which compare overheads at each GOMAXPROCS, use their own.
+func (r *results) seqTime(wl string, procs int) (float64, bool) {
+	if strings.HasPrefix(wl, "Small/") {
+		return r.stat(key{wl, seqImpl, procs}, "ns/op")
+	}
+	best, found := 0.0, false
+	for _, p := range r.Procs {
+		if t, ok := r.stat(key{wl, seqImpl, p}, "ns/op"); ok && (!found || t < best) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
 func (r *results) stat(k key, unit string) (float64, bool) {
 	xs := r.Samples[k][unit]
 	if len(xs) == 0 {

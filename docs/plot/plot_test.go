@@ -119,3 +119,23 @@ func TestPlotsWritten(t *testing.T) {
 		}
 	}
 }
+
+func TestSeqTimeIsTheSmallestMedian(t *testing.T) {
+	r, err := parse(strings.NewReader(`BenchmarkSum/impl=seq	1	100 ns/op
+BenchmarkSum/impl=seq-2	1	120 ns/op
+BenchmarkSum/impl=magpie-2	1	50 ns/op
+BenchmarkSmall/op=for/n=10/impl=seq	1	10 ns/op
+BenchmarkSmall/op=for/n=10/impl=seq-2	1	12 ns/op
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{1, 2} {
+		if v, ok := r.seqTime("Sum", procs); !ok || v != 100 {
+			t.Errorf("seqTime(Sum, %d) = %v, %v; want 100: a noisy sequential run must not inflate the speedup", procs, v, ok)
+		}
+	}
+	if v, _ := r.seqTime("Small/op=for/n=10", 2); v != 12 {
+		t.Errorf("small inputs compare at their own GOMAXPROCS: got %v, want 12", v)
+	}
+}

@@ -49,7 +49,7 @@ func implColor(impl string) color.Color {
 func speedupPlot(r *results, procs int, file, caption string) error {
 	var wls []string
 	for _, wl := range r.Workloads {
-		if _, ok := r.stat(key{wl, seqImpl, procs}, "ns/op"); ok && inSpeedupPlot(wl) {
+		if _, ok := r.seqTime(wl, procs); ok && inSpeedupPlot(wl) {
 			wls = append(wls, wl)
 		}
 	}
@@ -74,7 +74,7 @@ func speedupPlot(r *results, procs int, file, caption string) error {
 	for i, impl := range present {
 		vals := make(plotter.Values, len(wls))
 		for j, wl := range wls {
-			seq, _ := r.stat(key{wl, seqImpl, procs}, "ns/op")
+			seq, _ := r.seqTime(wl, procs)
 			if t, ok := r.stat(key{wl, impl, procs}, "ns/op"); ok && t > 0 {
 				vals[j] = seq / t
 			}
@@ -201,7 +201,7 @@ func scalingPlot(r *results, file, caption string) error {
 		}
 		var pts plotter.XYs
 		for _, procs := range r.Procs {
-			seq, ok1 := r.stat(key{wl, seqImpl, procs}, "ns/op")
+			seq, ok1 := r.seqTime(wl, procs)
 			mag, ok2 := r.stat(key{wl, magpieImpl, procs}, "ns/op")
 			if ok1 && ok2 && mag > 0 {
 				pts = append(pts, plotter.XY{X: float64(procs), Y: seq / mag})

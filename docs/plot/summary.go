@@ -77,7 +77,7 @@ func writeSummary(w io.Writer, r *results) {
 		if isOverhead(wl) {
 			continue
 		}
-		seq, okS := r.stat(key{wl, seqImpl, top}, "ns/op")
+		seq, okS := r.seqTime(wl, top)
 		mag, okM := r.stat(key{wl, magpieImpl, top}, "ns/op")
 		if !okS || !okM {
 			continue
@@ -121,7 +121,7 @@ func writeSummary(w io.Writer, r *results) {
 		fmt.Fprintln(w, hdr+" allocs/op | B/op | runs |")
 		fmt.Fprintln(w, sep+"---|---|---|")
 		for _, procs := range slices.Backward(r.Procs) {
-			seq, okS := r.stat(key{wl, seqImpl, procs}, "ns/op")
+			seq, okS := r.seqTime(wl, procs)
 			mag, okM := r.stat(key{wl, magpieImpl, procs}, "ns/op")
 			for _, impl := range r.Impls[wl] {
 				k := key{wl, impl, procs}
@@ -208,7 +208,7 @@ func writeSmall(w io.Writer, r *results, small []string) {
 		}
 		row := fmt.Sprintf("| %s | %s |", op, n)
 		for _, procs := range slices.Backward(r.Procs) {
-			seq, ok1 := r.stat(key{wl, seqImpl, procs}, "ns/op")
+			seq, ok1 := r.seqTime(wl, procs)
 			mag, ok2 := r.stat(key{wl, magpieImpl, procs}, "ns/op")
 			if !ok1 || !ok2 {
 				row += " — | — | — | — | — | — |"
@@ -305,7 +305,7 @@ func writeTargets(w io.Writer, r *results) {
 	fmt.Fprintln(w, "| workload | target | measured | met? |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, t := range targets {
-		seq, ok1 := r.stat(key{t.workload, seqImpl, procs}, "ns/op")
+		seq, ok1 := r.seqTime(t.workload, procs)
 		mag, ok2 := r.stat(key{t.workload, magpieImpl, procs}, "ns/op")
 		if !ok1 || !ok2 {
 			continue
@@ -326,7 +326,7 @@ func writeTargets(w io.Writer, r *results) {
 		if !strings.HasPrefix(wl, "Small/") {
 			continue
 		}
-		seq, ok1 := r.stat(key{wl, seqImpl, procs}, "ns/op")
+		seq, ok1 := r.seqTime(wl, procs)
 		mag, ok2 := r.stat(key{wl, magpieImpl, procs}, "ns/op")
 		if ok1 && ok2 && mag/seq > worst {
 			worst, worstWl = mag/seq, wl
