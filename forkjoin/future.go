@@ -260,16 +260,8 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 		if c.isDone() {
 			return c.result, c.err
 		}
-		if w != nil {
-			if x := w.findHelp(&c.node); x != nil {
-				w.own.helped++
-				w.execute(x)
-				bo.Reset()
-				continue
-			}
-			if bo.Snooze() {
-				continue
-			}
+		if w != nil && w.helpOrSnooze(&c.node, &bo) {
+			continue
 		}
 		ch, ok := c.register(nil)
 		if !ok || f.state.Load() == settled {

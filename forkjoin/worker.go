@@ -185,13 +185,7 @@ func (w *Worker) run(n *node) {
 func (w *Worker) helpUntilDone(n *node) {
 	var bo park.Backoff
 	for !n.isDone() {
-		if x := w.findHelp(n); x != nil {
-			w.own.helped++
-			w.execute(x)
-			bo.Reset()
-			continue
-		}
-		if bo.Snooze() {
+		if w.helpOrSnooze(n, &bo) {
 			continue
 		}
 		w.sleepers.Prepare(w.index)
@@ -217,6 +211,19 @@ func (w *Worker) helpUntilDone(n *node) {
 			w.pool.wakeIfWork()
 		}
 	}
+}
+
+// helpOrSnooze is one step of a worker waiting for n: it runs a task that
+// may help n along, or else spins or yields for a while. It reports false
+// once the backoff is exhausted and the caller should block.
+func (w *Worker) helpOrSnooze(n *node, bo *park.Backoff) bool {
+	if x := w.findHelp(n); x != nil {
+		w.own.helped++
+		w.execute(x)
+		bo.Reset()
+		return true
+	}
+	return bo.Snooze()
 }
 
 // findHelp finds a task for a worker waiting on n: its own deque first, then
