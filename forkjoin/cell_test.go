@@ -3,7 +3,9 @@ package forkjoin
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -231,4 +233,59 @@ func TestForkAllocatesNothing(t *testing.T) {
 		require.Zero(t, testing.AllocsPerRun(100, forkFunc), "Fork")
 		return 0
 	})
+}
+
+// TestReadersWhileCellsRecycle has goroutines outside the pool Get futures
+// while their owner joins them, in shuffled order, and churns through cells
+// of the same type, on two workers (so some forks are stolen): every reader
+// must see its own future's value, never that of a task that reused the
+// cell.
+func TestReadersWhileCellsRecycle(t *testing.T) {
+	p := New(WithParallelism(2))
+	defer p.Close()
+	rounds, perRound := 300, 16
+	if raceEnabled {
+		rounds = 60
+	}
+	type read struct {
+		f    *Future[int]
+		want int
+	}
+	reads := make(chan read, perRound)
+	var wrong atomic.Int64
+	var readers sync.WaitGroup
+	for range 4 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for r := range reads {
+				_ = r.f.Done()
+				if v, err := r.f.Get(context.Background()); err != nil || v != r.want {
+					wrong.Add(1)
+				}
+			}
+		}()
+	}
+	Invoke(p, func(w *Worker) int {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for round := range rounds {
+			fs := make([]*Future[int], perRound)
+			for i := range fs {
+				x := round*perRound + i
+				fs[i] = ForkTask[int](w, square{x})
+				if i%2 == 0 {
+					reads <- read{fs[i], x * x}
+				}
+			}
+			for _, i := range rng.Perm(perRound) {
+				x := round*perRound + i
+				require.Equal(t, x*x, fs[i].Join(w))
+			}
+			forkJoinSquares(t, w, heldBatch)
+		}
+		return 0
+	})
+	close(reads)
+	readers.Wait()
+	require.Zero(t, wrong.Load(), "readers saw a value that was not their future's")
 }
