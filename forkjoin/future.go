@@ -26,9 +26,10 @@ import (
 // recycles the cell; Get, Done and a Join from another worker are slower
 // (they register with the forking worker, which then keeps its recycled
 // cells back until they are done) and meant for the rare fork whose result
-// is wanted elsewhere. Such a waiter is woken when the task completes on a
-// worker that stole it, and otherwise finds out within a short poll
-// interval if the forking worker ran the task itself.
+// is wanted elsewhere. Such a waiter is woken when the task completes; only
+// when it registers at the very moment the forking worker finishes running
+// the task itself can the wake-up be missed, and then the waiter finds out
+// by polling (from 20 µs, doubling up to 5 ms).
 type Future[T any] struct {
 	c     *cell[T]      // c.owner is the forking worker, which recycles c; nil for submitted tasks
 	state atomic.Uint32 // forks: unsettled, then settled by the owner's first Join
