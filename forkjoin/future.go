@@ -128,13 +128,18 @@ func (f *Future[T]) Join(w *Worker) T {
 		// the newest task in w's deque. Nothing else runs before the task
 		// itself, so no nested Join can interfere (see joining).
 		c := f.c
-		if x := w.deque.PopPrivate(); s == unsettled && x == &c.node {
+		x := w.deque.PopPrivate()
+		if s == unsettled && x == &c.node {
 			w.own.executed++
-			f.result, f.err = c.typed.runInline(w, true)
+			r, err := c.typed.runInline(w, true)
+			f.result, f.err = r, err
 			storeRelease(&f.state, settled)
-		} else {
-			f.joinOwned(w, x)
+			if err != nil {
+				panic(err)
+			}
+			return r
 		}
+		f.joinOwned(w, x)
 	}
 	if f.err != nil {
 		panic(f.err)
