@@ -93,14 +93,17 @@ func TestBadInputMessages(t *testing.T) {
 	require.Equal(t, MaxParallelism, big.Parallelism(), "capped")
 	big.Close()
 
-	var nilFuture *Future[int]
+	var nilFuture, zeroFuture *Future[int] = nil, new(Future[int])
+	const notAFuture = " called on a nil *Future or a Future not made by Fork or Submit"
 	Invoke(p, func(w *Worker) int {
-		require.PanicsWithValue(t, "forkjoin: Join called on a nil *Future", func() { nilFuture.Join(w) })
+		require.PanicsWithValue(t, "forkjoin: Join"+notAFuture, func() { nilFuture.Join(w) })
+		require.PanicsWithValue(t, "forkjoin: Join"+notAFuture, func() { zeroFuture.Join(w) })
 		require.PanicsWithValue(t, "forkjoin: Fork called with a nil function", func() { Fork[int](w, nil) })
 		require.PanicsWithValue(t, "forkjoin: Join called with a nil function", func() { Join[int, int](w, nil, nil) })
 		return 0
 	})
-	require.PanicsWithValue(t, "forkjoin: Get called on a nil *Future", func() { _, _ = nilFuture.Get(context.Background()) })
+	require.PanicsWithValue(t, "forkjoin: Get"+notAFuture, func() { _, _ = nilFuture.Get(context.Background()) })
+	require.PanicsWithValue(t, "forkjoin: Done"+notAFuture, func() { zeroFuture.Done() })
 	require.PanicsWithValue(t, "forkjoin: Invoke called with a nil function", func() { Invoke[int](p, nil) })
 	require.PanicsWithValue(t, "forkjoin: Execute called with a nil function", func() { _ = p.Execute(nil) })
 	require.PanicsWithValue(t, "forkjoin: Submit called with a nil function", func() { Submit[int](p, nil) })

@@ -101,6 +101,7 @@ func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
 
 // Done reports whether the task has completed (returned or panicked).
 func (f *Future[T]) Done() bool {
+	checkFuture(f, "Done")
 	if f.c.owner == nil {
 		return f.c.isDone()
 	}
@@ -117,9 +118,7 @@ func (f *Future[T]) Done() bool {
 // If the task still sits in w's deque, w runs it inline; otherwise w helps
 // with other work until the task completes.
 func (f *Future[T]) Join(w *Worker) T {
-	if f == nil {
-		panic("forkjoin: Join called on a nil *Future")
-	}
+	checkFuture(f, "Join")
 	if f.c.owner != w || w == nil {
 		return f.joinOther(w)
 	}
@@ -224,9 +223,7 @@ func (f *Future[T]) joinOther(w *Worker) T {
 // task use Join instead: Get blocks the worker without helping, and would
 // deadlock a pool whose other workers all wait for this one.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
-	if f == nil {
-		panic("forkjoin: Get called on a nil *Future")
-	}
+	checkFuture(f, "Get")
 	if f.c.owner != nil {
 		return f.awaitFork(ctx, nil)
 	}
@@ -242,6 +239,14 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		}
 	}
 	return c.result, c.err
+}
+
+// checkFuture panics with a clear message for a nil *Future or a zero
+// Future (one not made by Fork or Submit).
+func checkFuture[T any](f *Future[T], method string) {
+	if f == nil || f.c == nil {
+		panic("forkjoin: " + method + " called on a nil *Future or a Future not made by Fork or Submit")
+	}
 }
 
 // Polling bounds for a reader of a fork whose owner runs the task itself.
