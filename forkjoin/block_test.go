@@ -104,6 +104,15 @@ func TestBadInputMessages(t *testing.T) {
 	})
 	require.PanicsWithValue(t, "forkjoin: Get"+notAFuture, func() { _, _ = nilFuture.Get(context.Background()) })
 	require.PanicsWithValue(t, "forkjoin: Done"+notAFuture, func() { zeroFuture.Done() })
+	submitted := Submit(p, func(*Worker) int { return 1 })
+	var forked *Future[int]
+	Invoke(p, func(w *Worker) int {
+		forked = Fork(w, func(*Worker) int { return 2 })
+		return forked.Join(w)
+	})
+	const nilWorker = "forkjoin: Future.Join called with a nil *Worker; from outside a task use Get"
+	require.PanicsWithValue(t, nilWorker, func() { submitted.Join(nil) })
+	require.PanicsWithValue(t, nilWorker, func() { forked.Join(nil) })
 	require.PanicsWithValue(t, "forkjoin: Invoke called with a nil function", func() { Invoke[int](p, nil) })
 	require.PanicsWithValue(t, "forkjoin: Execute called with a nil function", func() { _ = p.Execute(nil) })
 	require.PanicsWithValue(t, "forkjoin: Submit called with a nil function", func() { Submit[int](p, nil) })

@@ -194,6 +194,9 @@ func (f *Future[T]) joinOwned(w *Worker, x *node) {
 // joinOther is Join by a worker other than the forking one, or of a
 // submitted task.
 func (f *Future[T]) joinOther(w *Worker) T {
+	if w == nil {
+		panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
+	}
 	if f.c.owner != nil {
 		r, err := f.awaitFork(nil, w)
 		if err != nil {
