@@ -61,15 +61,17 @@
 // private part and Pop takes from it with plain loads and stores, no atomic
 // instruction at all, because no thief ever reads at or beyond bottom.
 //
-// PushLazy publishes (one release store of bottom = end) in two cases: when
-// the public part is empty, so that the owner's oldest pending element is
-// always stealable, and when a thief has asked for more by finding the
-// public part empty (it sets wantSplit). In divide and conquer the oldest
-// element is the largest piece of work, the one a thief should take anyway;
-// the younger ones behind it stay private until a thief takes it and asks
-// again, and are then published at the owner's next PushLazy. Push, Poll and
-// Publish publish unconditionally. With no private elements (end ==
-// bottom), Pop is the Chase-Lev pop above.
+// PushLazy publishes (one release store of bottom = end) when the public
+// part is or may be empty, so that the owner's oldest pending element is
+// always stealable. One flag, wantSplit, says so: it is set by a thief that
+// finds the public part empty and by whoever takes its last element (a
+// thief, or the owner popping or polling it), and cleared by the owner just
+// before it publishes; so the private push (PushPrivate) reads one shared
+// word. In divide and conquer the oldest element is the largest piece of
+// work, the one a thief should take anyway; the younger ones behind it stay
+// private until a thief takes it, and are then published at the owner's
+// next PushLazy. Push, Poll and Publish publish unconditionally. With no
+// private elements (end == bottom), Pop is the Chase-Lev pop above.
 //
 // The price is latency: elements behind a stolen one become stealable only
 // at the owner's next PushLazy, about one leaf task later in fork-join code.
