@@ -25,6 +25,8 @@ type waitList struct {
 // typedCell is the part of a taskCell that needs the task's type: a Future,
 // which knows only T, reaches it through this interface.
 type typedCell[T any] interface {
+	// join is Future.Join on this cell.
+	join(f *Future[T], w *Worker) T
 	// runInline runs the task on its owner w, which has just taken it
 	// from its own deque, records the outcome and completes the cell, and
 	// then, if hold is set and the task did not panic, holds the cell.
@@ -161,21 +163,71 @@ func (c *taskCell[T, C]) fail(err error) {
 	c.state.Store(done)
 }
 
+// join is Future.Join, which only checks f: the fast path is written out
+// here, in the typed cell, so that an un-stolen fork's Join costs one
+// interface call into it and the task's own Compute, with no further call
+// but the deferred one. The fast path is the forking task joining its fork
+// while the fork is still the newest task in w's deque: nothing else runs
+// before the task itself, so no nested Join can interfere (see joining).
+// f must not be kept beyond the call (see Future.Join).
+func (c *taskCell[T, C]) join(f *Future[T], w *Worker) T {
+	if c.owner != w || w == nil {
+		return f.joinOther(w)
+	}
+	s := f.state.Load()
+	if s == settled {
+		return f.outcome()
+	}
+	x := w.deque.PopPrivate()
+	if s != unsettled || x != &c.node {
+		f.joinOwned(w, x)
+		return f.outcome()
+	}
+	w.own.executed++
+	ran := false
+	defer func() {
+		if !ran {
+			recovered := recover()
+			f.err = c.failInline(recovered)
+			storeRelease(&f.state, settled)
+			if recovered != nil {
+				panic(f.err)
+			} // else runtime.Goexit: let it go on unwinding
+		}
+	}()
+	r := c.task.Compute(w)
+	ran = true
+	c.dropTask()
+	// The outcome goes to f alone: the cell is never marked done (see
+	// cellList), as readers look at f first. One that registered on the
+	// cell meanwhile is woken here; one that registers between the store
+	// and the load below sees f settled when it checks again after
+	// registering (awaitFork), unless the store is still in this core's
+	// store buffer, and then it finds out by polling (see Future).
+	f.result = r
+	storeRelease(&f.state, settled)
+	if c.state.Load() == waiting {
+		c.wakeWaiters()
+	}
+	c.hold()
+	return r
+}
+
 // runInline: see typedCell. A panic completes the cell with its
 // *PanicError, and the cell is dropped rather than recycled.
 func (c *taskCell[T, C]) runInline(w *Worker, hold bool) (r T, err error) {
-	finished := false
+	ran := false
 	defer func() {
-		if !finished {
-			err = capturePanic(recover())
-			c.err = err
-			c.completeInline()
+		if !ran {
+			err = c.failInline(recover())
 		}
 	}()
 	r = c.task.Compute(w)
-	finished = true
-	c.result = r // for a reader that finds the cell done before f settles
-	c.completeInline()
+	ran = true
+	c.result = r
+	if c.completeInline() {
+		c.wakeWaiters()
+	}
 	if hold {
 		c.hold()
 	}
@@ -183,15 +235,30 @@ func (c *taskCell[T, C]) runInline(w *Worker, hold bool) (r T, err error) {
 }
 
 // completeInline completes a cell whose task its owner ran itself. Nobody
-// else has it, so a release store does, where complete's swap would cost a
-// fence. A reader that registered meanwhile (see Future) is woken; one that
-// registers between the load and the store finds out by polling.
-func (c *cell[T]) completeInline() {
+// else has the cell, so a release store does, where complete's swap would
+// cost a fence. It reports whether a reader registered meanwhile (see
+// Future): the caller must then wake it with wakeWaiters, a call kept out
+// of completeInline so that completeInline inlines. A reader that registers
+// between the load and the store finds out by polling.
+func (c *cell[T]) completeInline() (wake bool) {
 	s := c.state.Load()
 	storeRelease(&c.state, done)
-	if s == waiting {
+	return s == waiting
+}
+
+// failInline completes, with the *PanicError of recovered, a cell whose
+// task panicked (or, with recovered nil, called runtime.Goexit) while its
+// owner ran it. The cell is dropped rather than recycled: a reader may
+// still look at it. It must be called from the deferred function that
+// recovered, so that the stack it captures still holds the panicking
+// frames.
+func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
+	pe := capturePanic(recovered)
+	c.err = pe
+	if c.completeInline() {
 		c.wakeWaiters()
 	}
+	return pe
 }
 
 // cellList is a worker's free list of cells of one task type: cells whose
@@ -206,6 +273,13 @@ func (c *cell[T]) completeInline() {
 // full fence, sees no such reader registered (Worker.quiescent). The fence
 // costs one locked instruction per batch of heldBatch cells, where a fence
 // per join would cost more than the whole fork (see Future).
+//
+// A cell on either list whose state is pending is clean: no result, no
+// thief, no waiter, and no task (its joiner dropped it). This holds for the
+// cells of un-stolen forks, which their owner ran without ever marking them
+// done, and for released cells. Any other cell (completed by a thief, run
+// by a slow path of Join, or registered on by a reader) is cleared when it
+// is taken, so that freeing a batch costs no walk over it.
 type cellList[T any, C Computer[T]] struct {
 	ready *taskCell[T, C]
 	held  *taskCell[T, C]
@@ -228,6 +302,9 @@ func takeCell[T any, C Computer[T]](w *Worker) *taskCell[T, C] {
 	l := cacheOf[cellList[T, C]](w)
 	if c := l.ready; c != nil {
 		l.ready = c.next
+		if c.state.Load() != pending {
+			c.clear()
+		}
 		return c
 	}
 	return l.refill(w)
@@ -238,19 +315,17 @@ func panicNilWorker() {
 }
 
 // refill frees the held cells if no reader can see them any more, and
-// returns one of them, or else a new cell.
+// returns one of them, or else a new cell. The held list becomes the ready
+// list as it is: a cell is cleared when it is taken, and only if it needs
+// it (see cellList).
 func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 	if l.nheld >= heldBatch {
 		if w.quiescent() {
-			for c := l.held; c != nil; {
-				next := c.next
+			c := l.held
+			l.ready, l.held, l.nheld = c.next, nil, 0
+			if c.state.Load() != pending {
 				c.clear()
-				c.next, l.ready = l.ready, c
-				c = next
 			}
-			l.held, l.nheld = nil, 0
-			c := l.ready
-			l.ready = c.next
 			return c
 		}
 		if l.nheld >= heldMax {

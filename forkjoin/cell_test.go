@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,18 +197,28 @@ func TestInlineForkPanic(t *testing.T) {
 	p := New(WithParallelism(1))
 	defer p.Close()
 	boom := errors.New("boom")
-	Invoke(p, func(w *Worker) int {
-		f := Fork(w, func(*Worker) int { panic(boom) })
-		first := recoverValue(func() { f.Join(w) })
-		pe, ok := first.(*PanicError)
-		require.True(t, ok, "got %T", first)
-		require.ErrorIs(t, pe, boom)
-		require.Same(t, pe, recoverValue(func() { f.Join(w) }))
-		_, err := f.Get(context.Background())
-		require.Same(t, pe, err)
-		require.True(t, f.Done())
-		return 0
-	})
+	// With private set, a fork made first (and so published) makes f
+	// private: its Join takes the fast path (taskCell.join); without, f is
+	// public and its Join the slow path (joinOwned).
+	for _, private := range []bool{false, true} {
+		Invoke(p, func(w *Worker) int {
+			if private {
+				first := ForkTask[int](w, square{2})
+				defer func() { require.Equal(t, 4, first.Join(w)) }()
+			}
+			f := Fork(w, func(*Worker) int { panic(boom) })
+			first := recoverValue(func() { f.Join(w) })
+			pe, ok := first.(*PanicError)
+			require.True(t, ok, "got %T", first)
+			require.ErrorIs(t, pe, boom)
+			require.Same(t, pe, recoverValue(func() { f.Join(w) }))
+			_, err := f.Get(context.Background())
+			require.Same(t, pe, err)
+			require.True(t, f.Done())
+			require.Equal(t, done, f.c.state.Load(), "a panicked cell is completed for its readers")
+			return 0
+		})
+	}
 }
 
 func recoverValue(fn func()) (v any) {
@@ -289,3 +300,93 @@ func TestReadersWhileCellsRecycle(t *testing.T) {
 	readers.Wait()
 	require.Zero(t, wrong.Load(), "readers saw a value that was not their future's")
 }
+
+// waitForRegistration is a task that, run inline by its owner, waits until
+// a reader has registered on its own cell (found through cell, set before
+// the Join), then returns x.
+type waitForRegistration struct {
+	x       int
+	running chan<- struct{}
+	cell    *atomic.Pointer[taskCell[int, waitForRegistration]]
+}
+
+func (t waitForRegistration) Compute(*Worker) int {
+	close(t.running)
+	for t.cell.Load().state.Load() != waiting {
+		runtime.Gosched()
+	}
+	return t.x
+}
+
+// TestRegisteredCellIsClearedOnReuse: an un-stolen fork's cell is never
+// marked done, so a reader that registers on it while the owner runs the
+// task leaves it waiting, with a wait list. The owner's Join must wake the
+// reader, and the cell, once freed, must be cleared when it is taken again
+// (a free batch is not walked): the next fork that gets it must find it
+// pending, with no waiter, and a reader of that fork must get its own
+// result.
+func TestRegisteredCellIsClearedOnReuse(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	Invoke(p, func(w *Worker) int {
+		// A fork made first, and joined last, is published, so that the
+		// forks after it stay private and their Joins take the fast path.
+		first := ForkTask[int](w, square{3})
+		defer func() { require.Equal(t, 9, first.Join(w)) }()
+		var cellPtr atomic.Pointer[taskCell[int, waitForRegistration]]
+		running := make(chan struct{})
+		f := ForkTask[int](w, waitForRegistration{7, running, &cellPtr})
+		dirty := f.c.typed.(*taskCell[int, waitForRegistration])
+		cellPtr.Store(dirty)
+		got := make(chan int)
+		go func() {
+			<-running
+			v, err := f.Get(context.Background())
+			if err != nil {
+				v = -1
+			}
+			got <- v
+		}()
+		require.Equal(t, 7, f.Join(w))
+		require.Equal(t, 7, <-got, "the registered reader is woken with the result")
+		require.Equal(t, waiting, dirty.state.Load(), "the fast path leaves the cell as the reader made it")
+
+		// Fork and join cells of the same type until the dirty one comes
+		// back; the reader has returned, so the held batch is freed.
+		reused := false
+		for i := range 4 * heldBatch {
+			running := make(chan struct{})
+			g := ForkTask[int](w, waitForRegistration{i, running, &cellPtr})
+			c := g.c.typed.(*taskCell[int, waitForRegistration])
+			if c == dirty {
+				reused = true
+				require.Equal(t, pending, c.state.Load(), "cleared when taken")
+				require.Nil(t, c.wait)
+				cellPtr.Store(c)
+				got := make(chan int)
+				go func() {
+					<-running
+					v, _ := g.Get(context.Background())
+					got <- v
+				}()
+				require.Equal(t, i, g.Join(w))
+				require.Equal(t, i, <-got)
+				break
+			}
+			// A task that does not wait for a reader: point it at a cell
+			// that already says waiting.
+			cellPtr.Store(dirtyStandIn)
+			require.Equal(t, i, g.Join(w))
+		}
+		require.True(t, reused, "the registered cell was recycled")
+		return 0
+	})
+}
+
+// dirtyStandIn is a cell in the waiting state, for waitForRegistration
+// tasks that should not wait.
+var dirtyStandIn = func() *taskCell[int, waitForRegistration] {
+	c := &taskCell[int, waitForRegistration]{}
+	c.state.Store(waiting)
+	return c
+}()

@@ -322,6 +322,20 @@ func TestGoexitInTask(t *testing.T) {
 		isGoexit(t, v)
 		requireHealthy(t, p)
 
+		// In a forked future that stays private (forked after another one,
+		// which is published), so that its Join runs it on the fast path.
+		within(t, "Goexit in a private Fork", func() {
+			v = recoverPanic(func() {
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+					g := forkjoin.Fork(w, func(w *forkjoin.Worker) int { return fibJoin(w, 10) })
+					f := forkjoin.Fork(w, func(*forkjoin.Worker) int { runtime.Goexit(); return 0 })
+					return f.Join(w) + g.Join(w)
+				})
+			})
+		})
+		isGoexit(t, v)
+		requireHealthy(t, p)
+
 		// In an Execute task: the panic handler hears of it.
 		require.NoError(t, p.Execute(func(*forkjoin.Worker) { runtime.Goexit() }))
 		select {
