@@ -1,38 +1,30 @@
 package forkjoin
 
-import "sync"
-
 // cell is the node of a typed task that returns a T: what the deques carry,
-// the task's outcome, and who waits for it. Join, JoinTasks, Fork and Submit
-// all run their tasks in cells (a taskCell, which adds the task itself).
+// the task's outcome, and (in its latch) who waits for it. Join, JoinTasks,
+// Fork and Submit all run their tasks in cells (a taskCell, which adds the
+// task itself).
 type cell[T any] struct {
 	node
 	result T
 	err    error        // *PanicError, or ErrClosed for a Submit to a closed pool
 	pool   *Pool        // set for submitted (root) tasks, whose completion Close awaits
 	scope  *computation // set by SubmitContext: the scope this cell owns
-	mu     sync.Mutex
-	wait   *waitList    // who sleeps until completion; guarded by mu
 	typed  typedCell[T] // the taskCell around this cell
 	owner  *Worker      // the worker that recycles the cell; nil: never recycled
-}
-
-type waitList struct {
-	ch      chan struct{} // closed at completion; made on the first Get that waits
-	workers []*Worker     // workers sleeping in a join
+	// joining is set while the owner's first Join of the cell's Future
+	// helps or runs newer tasks: a Join of the same Future nested in it
+	// must then leave the cell alone (see joinOwned). Only the owner's
+	// goroutine reads or writes it.
+	joining bool
 }
 
 // typedCell is the part of a taskCell that needs the task's type: a Future,
 // which knows only T, reaches it through this interface.
 type typedCell[T any] interface {
-	// join is Future.Join on this cell.
-	join(f *Future[T], w *Worker) T
-	// runInline runs the task on its owner w, which has just taken it
-	// from its own deque, records the outcome and completes the cell, and
-	// then, if hold is set and the task did not panic, holds the cell.
-	runInline(w *Worker, hold bool) (T, error)
-	// hold puts the cell on its owner's held list (see cellList).
-	hold()
+	// join is the owner's Join of the cell's Future (see Future.Join). It
+	// returns the outcome, and has held or dropped the cell.
+	join(w *Worker) (T, error)
 }
 
 // taskCell is a cell with its task stored unboxed.
@@ -43,91 +35,18 @@ type taskCell[T any, C Computer[T]] struct {
 	next *taskCell[T, C] // free list link
 }
 
-// complete marks c done and wakes whoever waits. The moment c is done its
-// owner may recycle it, so complete reads everything it needs first and
-// takes the wait list in the same critical section that completes c.
+// complete sets c's latch, with the outcome already recorded, and tells a
+// submitted task's pool. The moment the latch is set the owner may recycle
+// c, so complete reads everything it needs first.
 func (c *cell[T]) complete() {
 	if s := c.scope; s != nil {
 		s.stop()
 		c.err = s.outcome(c.err)
 	}
 	pool := c.pool
-	if !c.state.CompareAndSwap(pending, done) {
-		// Waiting: registrations hold mu, so none is in progress once we
-		// hold it, and none can follow once c is done.
-		c.mu.Lock()
-		wl := c.wait
-		c.wait = nil
-		c.state.Store(done)
-		c.mu.Unlock()
-		wl.wake()
-	}
+	c.latch.set()
 	if pool != nil {
 		pool.rootDone()
-	}
-}
-
-// wakeWaiters wakes everyone registered on c, for an owner that completed
-// c itself (completeInline).
-func (c *cell[T]) wakeWaiters() {
-	c.mu.Lock()
-	wl := c.wait
-	c.wait = nil
-	c.mu.Unlock()
-	wl.wake()
-}
-
-func (wl *waitList) wake() {
-	if wl == nil {
-		return
-	}
-	if wl.ch != nil {
-		close(wl.ch)
-	}
-	for _, w := range wl.workers {
-		w.sleepers.Unpark(w.index)
-	}
-}
-
-// register records a waiter under mu and moves the state to waiting: w, or
-// a channel (returned) for a goroutine outside the pool when w is nil. It
-// reports false if c completed first (nothing to wait for).
-func (c *cell[T]) register(w *Worker) (ch chan struct{}, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.state.Load() == done {
-		return nil, false
-	}
-	if c.wait == nil {
-		c.wait = &waitList{}
-	}
-	if w != nil {
-		for _, x := range c.wait.workers {
-			if x == w {
-				goto registered
-			}
-		}
-		c.wait.workers = append(c.wait.workers, w)
-	} else if c.wait.ch == nil {
-		c.wait.ch = make(chan struct{})
-	}
-registered:
-	// The completer swaps in done without mu; if it did so since the load
-	// above, this CAS fails and we must not wait.
-	if !c.state.CompareAndSwap(pending, waiting) && c.state.Load() == done {
-		return nil, false
-	}
-	return c.wait.ch, true
-}
-
-func (c *cell[T]) addWaiter(w *Worker) { c.register(w) }
-
-// await blocks the calling goroutine until c is done.
-func (c *cell[T]) await() {
-	if !c.isDone() {
-		if ch, ok := c.register(nil); ok {
-			<-ch
-		}
 	}
 }
 
@@ -160,90 +79,101 @@ func (c *taskCell[T, C]) fail(err error) {
 	c.pool = nil
 	c.err = err
 	c.dropTask()
-	c.state.Store(done)
+	c.latch.set()
 }
 
-// join is Future.Join, which only checks f: the fast path is written out
-// here, in the typed cell, so that an un-stolen fork's Join costs one
-// interface call into it and the task's own Compute, with no further call
-// but the deferred one. The fast path is the forking task joining its fork
-// while the fork is still the newest task in w's deque: nothing else runs
-// before the task itself, so no nested Join can interfere (see joining).
-// f must not be kept beyond the call (see Future.Join).
-func (c *taskCell[T, C]) join(f *Future[T], w *Worker) T {
-	if c.owner != w || w == nil {
-		return f.joinOther(w)
-	}
-	s := f.state.Load()
-	if s == settled {
-		return f.outcome()
-	}
+// join is the owner's Join of the cell's Future, called by Future.Join
+// once it has checked that w is the owner and the Future is not settled.
+// The fast path is written out here, in the typed cell, so that an
+// un-stolen fork's Join costs one interface call into it and the task's
+// own Compute, with no further call but the deferred one: the fork is
+// still the newest task in w's deque and no outer Join of it is in
+// progress, so w runs it inline. The cell is never marked done then (see
+// cellList): the outcome goes to the Future alone (Future.settle).
+func (c *taskCell[T, C]) join(w *Worker) (T, error) {
 	x := w.deque.PopPrivate()
-	if s != unsettled || x != &c.node {
-		f.joinOwned(w, x)
-		return f.outcome()
+	if x != &c.node || c.joining {
+		return c.joinOwned(w, x)
 	}
 	w.own.executed++
 	ran := false
 	defer func() {
 		if !ran {
 			recovered := recover()
-			f.err = c.failInline(recovered)
-			storeRelease(&f.state, settled)
+			pe := c.failInline(recovered)
 			if recovered != nil {
-				panic(f.err)
+				panic(pe)
 			} // else runtime.Goexit: let it go on unwinding
 		}
 	}()
 	r := c.task.Compute(w)
 	ran = true
 	c.dropTask()
-	// The outcome goes to f alone: the cell is never marked done (see
-	// cellList), as readers look at f first. One that registered on the
-	// cell meanwhile is woken here; one that registers between the store
-	// and the load below sees f settled when it checks again after
-	// registering (awaitFork), unless the store is still in this core's
-	// store buffer, and then it finds out by polling (see Future).
-	f.result = r
-	storeRelease(&f.state, settled)
-	if c.state.Load() == waiting {
-		c.wakeWaiters()
-	}
 	c.hold()
-	return r
+	return r, nil
 }
 
-// runInline: see typedCell. A panic completes the cell with its
-// *PanicError, and the cell is dropped rather than recycled.
-func (c *taskCell[T, C]) runInline(w *Worker, hold bool) (r T, err error) {
+// joinOwned is the owner's Join when its fork is not the newest task in
+// w's deque, or a Join of the same Future is already in progress further
+// down this stack (x is what w popped: nil, a task forked after c, or c
+// itself). It runs the newer tasks, then c inline if it is still there,
+// or else helps until c completes. The first Join holds the cell for
+// recycling (if the task did not panic); a nested one leaves it alone, so
+// that the outer Join never meets the cell again as another task's.
+func (c *taskCell[T, C]) joinOwned(w *Worker, x *node) (T, error) {
+	if x == &c.node {
+		// Popped while an outer Join of c is in progress: run it here and
+		// complete the cell, which the outer Join then finds done.
+		w.own.executed++
+		return c.runInline(w)
+	}
+	if c.isDone() {
+		// Stolen and completed, or panicked in an earlier Join.
+		if x != nil {
+			w.pushPublishing(x) // not ours to run now: back where it was
+		}
+		if !c.joining && c.err == nil {
+			c.hold()
+		}
+		return c.result, c.err
+	}
+	outer := !c.joining
+	c.joining = true
+	var r T
+	var err error
+	if w.unpushAfter(x, &c.node) {
+		w.own.executed++
+		r, err = c.runInline(w)
+	} else {
+		w.waitUntil(&c.latch, &c.node)
+		r, err = c.result, c.err
+	}
+	if outer {
+		c.joining = false
+		if err == nil {
+			c.hold()
+		}
+	}
+	return r, err
+}
+
+// runInline runs the task on its owner w, which has just taken it from its
+// own deque, records the outcome and completes the cell (a reader may be
+// waiting on it). A panic completes the cell with its *PanicError.
+func (c *taskCell[T, C]) runInline(w *Worker) (r T, err error) {
 	ran := false
 	defer func() {
 		if !ran {
 			err = c.failInline(recover())
+			r = c.result
 		}
 	}()
 	r = c.task.Compute(w)
 	ran = true
+	c.dropTask()
 	c.result = r
-	if c.completeInline() {
-		c.wakeWaiters()
-	}
-	if hold {
-		c.hold()
-	}
+	c.latch.set()
 	return r, nil
-}
-
-// completeInline completes a cell whose task its owner ran itself. Nobody
-// else has the cell, so a release store does, where complete's swap would
-// cost a fence. It reports whether a reader registered meanwhile (see
-// Future): the caller must then wake it with wakeWaiters, a call kept out
-// of completeInline so that completeInline inlines. A reader that registers
-// between the load and the store finds out by polling.
-func (c *cell[T]) completeInline() (wake bool) {
-	s := c.state.Load()
-	storeRelease(&c.state, done)
-	return s == waiting
 }
 
 // failInline completes, with the *PanicError of recovered, a cell whose
@@ -255,9 +185,8 @@ func (c *cell[T]) completeInline() (wake bool) {
 func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
 	pe := capturePanic(recovered)
 	c.err = pe
-	if c.completeInline() {
-		c.wakeWaiters()
-	}
+	c.dropTask()
+	c.latch.set()
 	return pe
 }
 
@@ -274,7 +203,7 @@ func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
 // costs one locked instruction per batch of heldBatch cells, where a fence
 // per join would cost more than the whole fork (see Future).
 //
-// A cell on either list whose state is pending is clean: no result, no
+// A cell on either list whose latch is unset is clean: no result, no
 // thief, no waiter, and no task (its joiner dropped it). This holds for the
 // cells of un-stolen forks, which their owner ran without ever marking them
 // done, and for released cells. Any other cell (completed by a thief, run
@@ -302,7 +231,7 @@ func takeCell[T any, C Computer[T]](w *Worker) *taskCell[T, C] {
 	l := cacheOf[cellList[T, C]](w)
 	if c := l.ready; c != nil {
 		l.ready = c.next
-		if c.state.Load() != pending {
+		if c.latch.state.Load() != latchUnset {
 			c.clear()
 		}
 		return c
@@ -323,7 +252,7 @@ func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 		if w.quiescent() {
 			c := l.held
 			l.ready, l.held, l.nheld = c.next, nil, 0
-			if c.state.Load() != pending {
+			if c.latch.state.Load() != latchUnset {
 				c.clear()
 			}
 			return c
@@ -367,19 +296,14 @@ func (c *taskCell[T, C]) hold() {
 }
 
 // clear resets a cell for reuse; only its owner, with no reader left, calls
-// it. Nobody else can be looking at the cell, so the state needs no fence;
-// the thief's slot, reset only after a steal, takes the atomic store.
+// it (see cellList), so the plain stores race with nothing.
 func (c *taskCell[T, C]) clear() {
 	var zeroC C
 	var zeroT T
-	c.task, c.result = zeroC, zeroT
-	if c.state.Load() != pending {
-		storeRelease(&c.state, pending)
-	}
+	c.task, c.result, c.err = zeroC, zeroT, nil
+	c.joining = false
+	c.latch.reset()
 	if c.thief.Load() != nil {
 		c.thief.Store(nil)
-	}
-	if c.wait != nil {
-		c.wait = nil
 	}
 }

@@ -49,6 +49,22 @@ func cellsOf(w *Worker) (ready, held map[*taskCell[int, square]]bool) {
 	return ready, held
 }
 
+// heldCount counts c on w's held list for square, failing on a cycle (a
+// cell held twice).
+func heldCount(w *Worker, c *taskCell[int, square]) int {
+	l := cacheOf[cellList[int, square]](w)
+	n, steps := 0, 0
+	for x := l.held; x != nil; x = x.next {
+		if steps++; steps > l.nheld {
+			panic("held list longer than nheld: a cell was held twice")
+		}
+		if x == c {
+			n++
+		}
+	}
+	return n
+}
+
 func TestFutureOutlivesItsCell(t *testing.T) {
 	p := New(WithParallelism(1))
 	defer p.Close()
@@ -151,9 +167,9 @@ func TestReadersOfInlineFork(t *testing.T) {
 }
 
 // TestNestedJoinOfSameFuture: the owner joins f while a task it runs on the
-// way (g, forked after f) joins f too. The nested Join runs f's task; the
-// outer one must then read the handle, not the cell, which must not have
-// been recycled: g forks and joins many tasks of f's type meanwhile, then
+// way (g, forked after f) joins f too. The nested Join runs f's task and
+// settles f; the cell must not be recycled before the outer Join is done
+// with it, and only the outer one holds it: g forks and joins many tasks of f's type meanwhile, then
 // forks more that it leaves in the deque, where the outer Join, looking for
 // f's cell, would take a recycled one for f's.
 func TestNestedJoinOfSameFuture(t *testing.T) {
@@ -180,9 +196,8 @@ func TestNestedJoinOfSameFuture(t *testing.T) {
 			require.Equal(t, round*round, f.Join(w), "outer Join")
 			require.Equal(t, round*round, g.Join(w), "nested Join")
 			c := heldCellOf(f)
-			require.Equal(t, round*round, c.result, "a nested Join leaves the cell to the GC, unused")
-			_, held := cellsOf(w)
-			require.False(t, held[c])
+			require.Equal(t, round*round, c.result, "the nested Join leaves the cell alone: it is not reused under the outer one")
+			require.Equal(t, 1, heldCount(w, c), "the outer Join alone holds the cell, once")
 			if first != nil {
 				require.Equal(t, 1, first.Join(w))
 			}
@@ -215,7 +230,7 @@ func TestInlineForkPanic(t *testing.T) {
 			_, err := f.Get(context.Background())
 			require.Same(t, pe, err)
 			require.True(t, f.Done())
-			require.Equal(t, done, f.c.state.Load(), "a panicked cell is completed for its readers")
+			require.Equal(t, latchSet, f.c.latch.state.Load(), "a panicked cell is completed for its readers")
 			return 0
 		})
 	}
@@ -312,16 +327,16 @@ type waitForRegistration struct {
 
 func (t waitForRegistration) Compute(*Worker) int {
 	close(t.running)
-	for t.cell.Load().state.Load() != waiting {
+	for t.cell.Load().latch.state.Load() != latchSleepy {
 		runtime.Gosched()
 	}
 	return t.x
 }
 
 // TestRegisteredCellIsClearedOnReuse: an un-stolen fork's cell is never
-// marked done, so a reader that registers on it while the owner runs the
-// task leaves it waiting, with a wait list. The owner's Join must wake the
-// reader, and the cell, once freed, must be cleared when it is taken again
+// marked done by the fast path itself, so a reader that registers on it
+// while the owner runs the task makes its latch sleepy, with a wait list.
+// The owner's Join (settle) must set the latch and so wake the reader, and the cell, once freed, must be cleared when it is taken again
 // (a free batch is not walked): the next fork that gets it must find it
 // pending, with no waiter, and a reader of that fork must get its own
 // result.
@@ -349,7 +364,7 @@ func TestRegisteredCellIsClearedOnReuse(t *testing.T) {
 		}()
 		require.Equal(t, 7, f.Join(w))
 		require.Equal(t, 7, <-got, "the registered reader is woken with the result")
-		require.Equal(t, waiting, dirty.state.Load(), "the fast path leaves the cell as the reader made it")
+		require.Equal(t, latchSet, dirty.latch.state.Load(), "settle sets the latch a reader registered on")
 
 		// Fork and join cells of the same type until the dirty one comes
 		// back; the reader has returned, so the held batch is freed.
@@ -360,8 +375,8 @@ func TestRegisteredCellIsClearedOnReuse(t *testing.T) {
 			c := g.c.typed.(*taskCell[int, waitForRegistration])
 			if c == dirty {
 				reused = true
-				require.Equal(t, pending, c.state.Load(), "cleared when taken")
-				require.Nil(t, c.wait)
+				require.Equal(t, latchUnset, c.latch.state.Load(), "cleared when taken")
+				require.Nil(t, c.latch.wait)
 				cellPtr.Store(c)
 				got := make(chan int)
 				go func() {
@@ -387,6 +402,6 @@ func TestRegisteredCellIsClearedOnReuse(t *testing.T) {
 // tasks that should not wait.
 var dirtyStandIn = func() *taskCell[int, waitForRegistration] {
 	c := &taskCell[int, waitForRegistration]{}
-	c.state.Store(waiting)
+	c.latch.state.Store(latchSleepy)
 	return c
 }()

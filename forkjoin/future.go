@@ -3,10 +3,6 @@ package forkjoin
 import (
 	"context"
 	"sync/atomic"
-	"time"
-	"unsafe"
-
-	"github.com/magpie-go/magpie/internal/park"
 )
 
 // Future is the handle of a forked or submitted task. It stays valid after
@@ -16,8 +12,7 @@ import (
 // Joining a Future is deadlock-free within one computation (a task joins
 // what it or its subtasks forked) and for submitted Futures. Two
 // computations that each join a Future of the other form a cycle that no
-// scheduler can break: a worker helping in one may run the other's task on
-// top of its stack. Share results between computations through Get from
+// scheduler can break. Share results between computations through Get from
 // outside the pool, or join them in one parent task.
 //
 // A Future from Fork costs no allocation when it does not escape the
@@ -27,28 +22,23 @@ import (
 // recycles the cell; Get, Done and a Join from another worker are slower
 // (they register with the forking worker, which then keeps its recycled
 // cells back until they are done) and meant for the rare fork whose result
-// is wanted elsewhere. Such a waiter is woken when the task completes; only
-// when it registers at the very moment the forking worker finishes running
-// the task itself can the wake-up be missed, and then the waiter finds out
-// by polling (from 20 µs, doubling up to 5 ms).
+// is wanted elsewhere. Such a waiter sleeps until the task completes and
+// is woken then; a worker helps with other work of its pool meanwhile.
 type Future[T any] struct {
 	c     *cell[T]      // c.owner is the forking worker, which recycles c; nil for submitted tasks
 	state atomic.Uint32 // forks: unsettled, then settled by the owner's first Join
 	// A settled fork's outcome, copied from c before c was recycled.
+	// Written once, before state becomes settled; read after it is.
 	result T
 	err    error
 }
 
 // The states of a fork's Future. It is settled once its owner has joined
 // it: from then on its outcome is in the handle and its cell may belong to
-// another task. Joining marks the owner's first Join in progress: a Join
-// of the same Future nested inside it (by a task the first one runs while
-// it waits) settles the Future but leaves the cell to the GC, so that the
-// outer Join never meets the cell again as another task's.
+// another task.
 const (
 	unsettled uint32 = iota
 	settled
-	joining
 )
 
 // Fork schedules fn to run on the pool, possibly on another worker, and
@@ -90,7 +80,7 @@ func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
 	n := l.ready
 	if n != nil {
 		l.ready = n.next
-		if n.state.Load() != pending {
+		if n.latch.state.Load() != latchUnset {
 			n.clear()
 		}
 	} else {
@@ -120,28 +110,52 @@ func (f *Future[T]) Done() bool {
 // Join waits for the task and returns its result, re-panicking with its
 // *PanicError if it panicked. It must be called from a task running on w.
 // If the task still sits in w's deque, w runs it inline; otherwise w helps
-// with other work until the task completes. Join on a nil *Future is a nil
-// pointer dereference, as with any method that needs its receiver.
+// with other work until the task completes.
+//
+// f does not escape through Join: no pointer to f is passed to anything
+// the compiler cannot see through (the typed cell's join gets only the
+// worker, and returns the outcome for settle to store), so a Future that
+// is forked and joined in one function stays on that function's stack
+// (scripts/check-escape guards this).
 func (f *Future[T]) Join(w *Worker) T {
-	// Join inlines (cost 79 of 80 in Go 1.26, hence no check for f == nil):
-	// a check, then one interface call into the typed cell, which holds
-	// the fast path (taskCell.join).
-	//
-	// f is passed through a uintptr because the compiler assumes that an
-	// interface method keeps whatever pointer it is passed, and would move
-	// every Future to the heap, where the point of the handle is that it
-	// lives on the forking task's stack. Hiding f from escape analysis is
-	// sound because no implementation of join keeps f beyond the call
-	// (go build -gcflags=-m=2 reports its parameter f leaking only with
-	// derefs=1, the cell and outcome f points to, never f itself), so f
-	// stays reachable, and is moved with the stack if the stack grows, as
-	// any pointer argument is. It is runtime.noescape's idiom, written so
-	// that go vet accepts it.
-	if f.c == nil {
-		panic("forkjoin: Join called on a nil *Future or a Future not made by Fork or Submit")
+	c := f.c
+	if c == nil {
+		checkFuture(f, "Join")
 	}
-	p := uintptr(unsafe.Pointer(f))
-	return f.c.typed.join(*(**Future[T])(unsafe.Pointer(&p)), w)
+	if c.owner != w || w == nil {
+		return f.joinOther(w)
+	}
+	if f.state.Load() == settled {
+		return f.outcome()
+	}
+	r, err := c.typed.join(w)
+	f.settle(r, err)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// settle stores the outcome of the owner's Join in f and then marks f
+// settled, unless a Join of f nested in this one settled it already. It
+// runs on the owner's goroutine only.
+//
+// A reader (awaitFork) registers on the cell's latch and then loads
+// f.state; settle stores f.state and then loads the latch's state. Both
+// are sequentially consistent atomics, so (Dekker) either the reader sees
+// f settled, or settle sees the registration and sets the latch, with the
+// outcome in the cell too, which wakes the reader. The cell is not recycled
+// under the reader: it is pinned (see Worker.pin).
+func (f *Future[T]) settle(r T, err error) {
+	if f.state.Load() == settled {
+		return
+	}
+	f.result, f.err = r, err
+	f.state.Store(settled)
+	if c := f.c; c.latch.state.Load() == latchSleepy {
+		c.result, c.err = r, err
+		c.latch.set()
+	}
 }
 
 // outcome returns a settled Future's result, or re-panics its panic.
@@ -152,78 +166,33 @@ func (f *Future[T]) outcome() T {
 	return f.result
 }
 
-// joinOwned is the forking worker's Join when its fork is not the newest
-// task in w's deque (x is what w popped instead, possibly nil): it runs
-// the newer tasks, then the fork inline if it is still there, or else helps
-// until it completes; then it settles f and recycles the cell.
-func (f *Future[T]) joinOwned(w *Worker, x *node) {
-	c := f.c
-	if x == &c.node {
-		// Popped, but f is being joined further down this stack: a nested
-		// Join runs the task and leaves the cell to the GC.
-		w.own.executed++
-		f.result, f.err = c.typed.runInline(w, false)
-		storeRelease(&f.state, settled)
-		return
-	}
-	outer := f.state.Load() == unsettled
-	if outer {
-		storeRelease(&f.state, joining)
-	}
-	var r T
-	var err error
-	ran := false
-	if c.isDone() {
-		if x != nil {
-			w.deque.PushLazy(x) // not ours to run now
-		}
-	} else if w.unpushAfter(x, &c.node) {
-		w.own.executed++
-		r, err = c.typed.runInline(w, outer)
-		ran = true
-	} else {
-		w.helpUntilDone(&c.node)
-	}
-	if !ran {
-		if f.state.Load() == settled {
-			return // a nested Join settled f while w ran other tasks
-		}
-		r, err = c.result, c.err
-		if outer && err == nil {
-			c.typed.hold()
-		}
-	}
-	f.result, f.err = r, err
-	storeRelease(&f.state, settled)
-}
-
 // joinOther is Join by a worker other than the forking one, or of a
 // submitted task.
 func (f *Future[T]) joinOther(w *Worker) T {
 	if w == nil {
 		panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
 	}
+	var r T
+	var err error
 	if f.c.owner != nil {
-		r, err := f.awaitFork(nil, w)
-		if err != nil {
-			panic(err)
+		r, err = f.awaitFork(nil, w)
+	} else {
+		c := f.c
+		if !c.isDone() {
+			// Submitted: run it here if nobody has started it (it may still
+			// wait in a queue), else wait for whoever runs it.
+			if w.pool == c.pool && c.pool.claim(&c.node) {
+				w.run(&c.node)
+			} else {
+				w.waitUntil(&c.latch, &c.node)
+			}
 		}
-		return r
+		r, err = c.result, c.err
 	}
-	c := f.c
-	if !c.isDone() {
-		// Submitted: run it here if nobody has started it (it may still
-		// wait in a queue), else wait for whoever runs it.
-		if w.pool == c.pool && c.pool.claim(&c.node) {
-			w.run(&c.node)
-		} else {
-			w.helpUntilDone(&c.node)
-		}
+	if err != nil {
+		panic(err)
 	}
-	if c.err != nil {
-		panic(c.err)
-	}
-	return c.result
+	return r
 }
 
 // Get waits for the task from any goroutine and returns its result, or the
@@ -237,15 +206,9 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		return f.awaitFork(ctx, nil)
 	}
 	c := f.c
-	if !c.isDone() {
-		if ch, ok := c.register(nil); ok {
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				var zero T
-				return zero, ctx.Err()
-			}
-		}
+	if !c.latch.await(doneOf(ctx)) {
+		var zero T
+		return zero, ctx.Err()
 	}
 	return c.result, c.err
 }
@@ -258,12 +221,6 @@ func checkFuture[T any](f *Future[T], method string) {
 	}
 }
 
-// Polling bounds for a reader of a fork whose owner runs the task itself.
-const (
-	minForkPoll = 20 * time.Microsecond
-	maxForkPoll = 5 * time.Millisecond
-)
-
 // awaitFork waits for a fork from anywhere but its owner's Join: from a
 // goroutine (w nil; ctx may end the wait) or from another worker w, which
 // helps with other work meanwhile. It pins the owner's recycled cells for
@@ -272,35 +229,31 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 	defer f.c.owner.unpin()
 	f.c.owner.pin()
 	c := f.c
-	var bo park.Backoff
-	for poll := minForkPoll; ; {
+	for {
 		if f.state.Load() == settled {
 			return f.result, f.err
 		}
 		if c.isDone() {
 			return c.result, c.err
 		}
-		if w != nil && w.helpOrSnooze(&c.node, &bo) {
+		// Register, then look at f again (see settle): from here on the
+		// owner's settle sets the latch if it has not been seen settled.
+		if _, ok := c.latch.addWaiter(w); !ok || f.state.Load() == settled {
 			continue
 		}
-		ch, ok := c.register(nil)
-		if !ok || f.state.Load() == settled {
-			continue
-		}
-		var ctxDone <-chan struct{}
-		if ctx != nil {
-			ctxDone = ctx.Done()
-		}
-		t := time.NewTimer(poll)
-		select {
-		case <-ch:
-		case <-t.C:
-			poll = min(2*poll, maxForkPoll)
-		case <-ctxDone:
-			t.Stop()
+		if w != nil {
+			w.waitUntil(&c.latch, &c.node)
+		} else if !c.latch.await(doneOf(ctx)) {
 			var zero T
 			return zero, ctx.Err()
 		}
-		t.Stop()
 	}
+}
+
+// doneOf returns ctx.Done(), or nil (never ready) for a nil ctx.
+func doneOf(ctx context.Context) <-chan struct{} {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Done()
 }

@@ -80,7 +80,7 @@ func JoinTasks[A, B any, CA Computer[A], CB Computer[B]](w *Worker, a CA, b CB) 
 // returns the result, or a non-zero phase if the task panicked (its
 // *PanicError is in n.err).
 func (n *taskCell[T, C]) awaitStolen(w *Worker) (T, int) {
-	w.helpUntilDone(&n.node)
+	w.waitUntil(&n.latch, &n.node)
 	if n.err != nil {
 		return n.result, 1 // n is dropped, not recycled
 	}
@@ -94,7 +94,7 @@ func (n *taskCell[T, C]) awaitStolen(w *Worker) (T, int) {
 func (w *Worker) abandonJoin(n *node, phase int, recovered any) {
 	pe := capturePanic(recovered)
 	if phase == 1 && !w.unpushOnly(n) && recovered != nil {
-		w.helpUntilDone(n)
+		w.waitUntil(&n.latch, n)
 	}
 	if recovered == nil {
 		return // runtime.Goexit: let it continue unwinding

@@ -15,20 +15,12 @@ type funcTask[T any] func(*Worker) T
 
 func (f funcTask[T]) Compute(w *Worker) T { return f(w) }
 
-// Node states. A node is pending until its task has run and recorded its
-// result; waiting is pending with a sleeper to wake at completion.
-const (
-	pending uint32 = iota
-	waiting
-	done
-)
-
 // node is what the deques carry: the header shared by every kind of forked
 // or submitted task. It is embedded in its task object (a cell, an exec node, a scope),
 // and job points back to that object.
 type node struct {
 	job   job
-	state atomic.Uint32
+	latch latch // set when the task has completed and recorded its outcome
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 	next  *node                  // link in the pool's submission stack
@@ -42,15 +34,11 @@ type node struct {
 
 // job is implemented by every object that embeds a node.
 type job interface {
-	// execute runs the task on w, records its result or panic and
-	// completes the node, waking whoever waits. It does not panic. After
-	// execute has completed the node, the executing worker must not touch
-	// it again: the joiner may recycle it at once.
+	// execute runs the task on w, records its result or panic and sets
+	// the node's latch, waking whoever waits. It does not panic. After the
+	// latch is set, the executing worker must not touch the node again:
+	// the joiner may recycle it at once.
 	execute(w *Worker)
-	// addWaiter registers w to be woken when the node completes and moves
-	// the state from pending to waiting. Called only on the slow path of a
-	// join, before w sleeps.
-	addWaiter(w *Worker)
 }
 
-func (n *node) isDone() bool { return n.state.Load() == done }
+func (n *node) isDone() bool { return n.latch.probe() }

@@ -343,7 +343,7 @@ func (p *Pool) claim(n *node) bool {
 }
 
 // notRoot passes x through unless it is a submitted node, which a worker
-// that is joining must not run (see helpUntilDone): that one goes back to
+// that is joining must not run (see waitUntil): that one goes back to
 // the submission queue and notRoot returns nil.
 func (p *Pool) notRoot(x *node) *node {
 	if x == nil || !x.root {

@@ -7,10 +7,9 @@ import "sync/atomic"
 // irregular work whose task count is not known in advance (tree and graph
 // traversals, work lists), where pairwise Join does not fit.
 type Scope struct {
-	node                               // done when pending reaches zero
+	done    latch                      // set when pending reaches zero
 	pending atomic.Int64               // spawned tasks not yet finished, plus one for the body
 	panic   atomic.Pointer[PanicError] // the first panic, re-raised by RunScope
-	waiter  atomic.Pointer[Worker]     // the worker blocked in RunScope, to wake at completion
 }
 
 // RunScope runs body on w with a new Scope and returns once body and every
@@ -23,7 +22,6 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 		panic("forkjoin: RunScope called with a nil *Worker or body")
 	}
 	s := &Scope{}
-	s.job = s
 	s.pending.Store(1) // the body: the count cannot reach zero while it runs
 	func() {
 		finished := false
@@ -36,10 +34,7 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 		body(s, w)
 		finished = true
 	}()
-	if !s.isDone() {
-		s.waiter.Store(w)
-		w.helpUntilDone(&s.node)
-	}
+	w.waitUntil(&s.done, nil)
 	if pe := s.panic.Load(); pe != nil {
 		panic(pe)
 	}
@@ -63,22 +58,14 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 
 func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
 
-// finishOne retires one task of the scope; the last one completes it.
+// finishOne retires one task of the scope; the last one sets the latch,
+// which wakes RunScope if it sleeps (the latch registers and wakes its
+// waiter; there is no separate waiter field to race with).
 func (s *Scope) finishOne() {
-	if s.pending.Add(-1) != 0 {
-		return
-	}
-	w := s.waiter.Load()
-	if s.state.Swap(done) == waiting && w != nil {
-		w.sleepers.Unpark(w.index)
+	if s.pending.Add(-1) == 0 {
+		s.done.set()
 	}
 }
-
-// The scope's node is never executed: it only carries the completion state
-// that helpUntilDone waits for.
-func (s *Scope) execute(*Worker) {}
-
-func (s *Scope) addWaiter(*Worker) { s.state.CompareAndSwap(pending, waiting) }
 
 // scopeTask is one spawned task.
 type scopeTask struct {
@@ -94,13 +81,9 @@ func (t *scopeTask) execute(w *Worker) {
 		if !finished {
 			s.recordPanic(capturePanic(recover()))
 		}
-		t.state.Store(done)
-		s.finishOne()
+		s.finishOne() // t's own latch stays unset: nobody waits for one spawned task
 	}()
 	w.checkCanceled()
 	t.fn(w)
 	finished = true
 }
-
-// A spawned task is never joined individually.
-func (t *scopeTask) addWaiter(*Worker) {}

@@ -73,11 +73,8 @@ func (e *execNode) execute(w *Worker) {
 
 func (e *execNode) complete() {
 	e.fn = nil
-	e.state.Store(done)
-	e.pool.rootDone()
+	e.pool.rootDone() // nobody waits for an Execute task's latch
 }
-
-func (e *execNode) addWaiter(*Worker) {} // never joined
 
 // reportPanic hands an Execute panic to the panic handler; a panic in the
 // handler itself is dropped so that it cannot kill the worker.
@@ -137,7 +134,7 @@ func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 		return fn(w)
 	}
 	c := SubmitTask[T](p, funcTask[T](fn)).c
-	c.await()
+	c.latch.await(nil)
 	if c.err != nil {
 		panic(c.err)
 	}

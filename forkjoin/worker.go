@@ -128,6 +128,9 @@ func (w *Worker) unpushAfter(x, n *node) bool {
 	for {
 		if x != nil {
 			w.execute(x)
+			if n.isDone() {
+				return false // run meanwhile by a Join nested in x
+			}
 		}
 		x = w.deque.Pop()
 		if x == n {
@@ -171,40 +174,43 @@ func (w *Worker) run(n *node) {
 	w.comp = saved
 }
 
-// helpUntilDone is the slow path of a join: n was stolen (or lives in
-// another worker's deque). While n is not done, w runs other tasks: its own,
-// the thief's (which are likely n's subtasks), then anyone's. Only when
-// there is nothing to run does it sleep, woken either by n's completion
-// (addWaiter) or by new work (Prepare).
+// waitUntil is the one wait of a worker: it returns once l is set, and
+// until then w runs other tasks (its own, those of hint's thief, which are
+// likely hint's subtasks, then anyone's) and sleeps only when it finds
+// none. Sleeping, it is registered both on l (woken when l is set) and with
+// the pool's sleepers (woken for new work, which it helps with), and it
+// re-checks l and every deque between registering and sleeping, so that
+// neither wake-up can be lost (see internal/park). hint may be nil.
 //
 // A waiting worker never runs a submitted (root) task: a root is an
 // unrelated computation that may itself join a Future lower on this
 // worker's stack, which could then never complete (Java's ForkJoinPool
 // does not help with external submissions while joining either). Roots
 // found while helping go back to the submission queue.
-func (w *Worker) helpUntilDone(n *node) {
+func (w *Worker) waitUntil(l *latch, hint *node) {
 	var bo park.Backoff
-	for !n.isDone() {
-		if w.helpOrSnooze(n, &bo) {
+	for !l.probe() {
+		if w.helpOrSnooze(hint, &bo) {
 			continue
 		}
 		w.sleepers.Prepare(w.index)
-		n.job.addWaiter(w)
-		if n.isDone() {
+		if _, ok := l.addWaiter(w); !ok {
 			w.sleepers.Cancel(w.index)
 			break
 		}
-		if x := w.findHelp(n); x != nil {
+		if x := w.findHelp(hint); x != nil {
 			w.sleepers.Cancel(w.index)
 			w.own.helped++
 			w.execute(x)
+			bo.Reset()
 			continue
 		}
 		w.own.parks++
 		w.publish()
 		w.sleepers.Sleep(w.index)
 		w.sleepers.Cancel(w.index)
-		if n.isDone() {
+		bo.Reset()
+		if l.probe() {
 			// The token may have been a WakeOne meant for new work, which
 			// this worker, returning to its task, will not look at now:
 			// pass the wake-up on so that the work does not wait.
@@ -213,11 +219,11 @@ func (w *Worker) helpUntilDone(n *node) {
 	}
 }
 
-// helpOrSnooze is one step of a worker waiting for n: it runs a task that
-// may help n along, or else spins or yields for a while. It reports false
+// helpOrSnooze is one step of a worker waiting: it runs a task that may
+// help hint along, or else spins or yields for a while. It reports false
 // once the backoff is exhausted and the caller should block.
-func (w *Worker) helpOrSnooze(n *node, bo *park.Backoff) bool {
-	if x := w.findHelp(n); x != nil {
+func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
+	if x := w.findHelp(hint); x != nil {
 		w.own.helped++
 		w.execute(x)
 		bo.Reset()
@@ -226,7 +232,7 @@ func (w *Worker) helpOrSnooze(n *node, bo *park.Backoff) bool {
 	return bo.Snooze()
 }
 
-// findHelp finds a task for a worker waiting on n: its own deque first, then
+// findHelp finds a task for a worker waiting on n (nil: no hint): its own deque first, then
 // the thief of n, then any other worker, then the submission queue.
 func (w *Worker) findHelp(n *node) *node {
 	if x := w.deque.Pop(); x != nil {
@@ -235,6 +241,9 @@ func (w *Worker) findHelp(n *node) *node {
 	// The thief of n is most likely busy with n's subtasks: help it first
 	// (leapfrogging). It may belong to another pool when w joins a future
 	// forked elsewhere; then there is nothing of ours to take from it.
+	if n == nil {
+		return w.pool.notRoot(w.stealAny())
+	}
 	if t := n.thief.Load(); t != nil && t != w && t.pool == w.pool {
 		if x := w.stealFrom(t); x != nil {
 			return w.pool.notRoot(x)

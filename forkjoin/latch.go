@@ -1,0 +1,145 @@
+package forkjoin
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// latch is the runtime's one completion mechanism: a one-shot flag that a
+// task sets when it completes and that workers and goroutines wait on. Every
+// node embeds one (cells of Join, JoinTasks, Fork and Submit, Execute's
+// nodes, scopes), and every wait in the runtime is a wait for a latch:
+// Worker.waitUntil for a worker (which helps while it waits), latch.await
+// for a goroutine outside the pool.
+//
+// # Invariant
+//
+// state moves unset → sleepy → set, or unset → set, and never back while
+// anyone other than the owner of a recycled cell can see the latch (reset).
+// sleepy means that a waiter may be registered: whoever sets the latch then
+// takes mu and wakes every registered waiter. Registration happens under mu
+// and only while the latch is not set, and set clears the registrations in
+// the same critical section that stores set, so every waiter registered
+// before set is woken and none can register after it.
+//
+// The fast path of set is one CAS (unset → set) and that of probe one load.
+// The fields guarded by mu are touched only on the slow paths.
+type latch struct {
+	state atomic.Uint32
+	mu    sync.Mutex
+	wait  *waitList // guarded by mu; nil unless someone registered
+}
+
+// The states of a latch.
+const (
+	latchUnset  uint32 = iota
+	latchSleepy        // unset, and a waiter may be registered: set must wake it
+	latchSet
+)
+
+// waitList is who waits for a latch.
+type waitList struct {
+	ch      chan struct{} // closed at set; made by the first goroutine that waits outside the pool
+	workers []*Worker     // workers parked in waitUntil, woken by a park token
+}
+
+// probe reports whether l is set. A true answer orders everything the setter
+// wrote before set before whatever the caller does next.
+func (l *latch) probe() bool { return l.state.Load() == latchSet }
+
+// set sets l and wakes every registered waiter. It is called once, by the
+// goroutine that completes the latch's task. The moment l is set, the
+// owner of a recycled cell may reuse it; so on the slow path set takes the
+// wait list in the same critical section that stores set, and touches
+// nothing of l's afterwards but the mutex it releases (whose next user, if
+// any, waits for that release).
+func (l *latch) set() {
+	if l.state.CompareAndSwap(latchUnset, latchSet) {
+		return // nobody registered: nobody to wake
+	}
+	l.mu.Lock()
+	wl := l.wait
+	l.wait = nil
+	l.state.Store(latchSet)
+	l.mu.Unlock()
+	wl.wake()
+}
+
+func (wl *waitList) wake() {
+	if wl == nil {
+		return
+	}
+	if wl.ch != nil {
+		close(wl.ch)
+	}
+	for _, w := range wl.workers {
+		w.sleepers.Unpark(w.index)
+	}
+}
+
+// addWaiter registers a waiter and marks l sleepy, so that set will wake
+// it: the worker w, or, with w nil, a goroutine outside the pool, for which
+// it returns the channel that set closes. It reports false if l is set
+// already (nothing to wait for). A waiter that stops waiting before l is
+// set stays registered; that costs set a spurious wake-up, never a missed
+// one. The CAS (a full fence) orders the registration before any load the
+// caller makes next: a caller that re-checks its condition after addWaiter
+// either sees the condition or is seen by whoever establishes it and then
+// sets l (see Future.settle).
+func (l *latch) addWaiter(w *Worker) (ch chan struct{}, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.state.Load()
+	if s == latchSet {
+		return nil, false
+	}
+	if l.wait == nil {
+		l.wait = &waitList{}
+	}
+	if w != nil {
+		if !slices.Contains(l.wait.workers, w) {
+			l.wait.workers = append(l.wait.workers, w)
+		}
+	} else if l.wait.ch == nil {
+		l.wait.ch = make(chan struct{})
+	}
+	// Only set's fast path changes the state without mu: if it did since
+	// the load, the CAS fails and there is nothing to wait for.
+	if s == latchUnset && !l.state.CompareAndSwap(latchUnset, latchSleepy) {
+		return nil, false
+	}
+	return l.wait.ch, true
+}
+
+// await blocks the calling goroutine, which is not a worker (a worker uses
+// waitUntil and helps meanwhile), until l is set or done is closed; it
+// reports whether l was set.
+func (l *latch) await(done <-chan struct{}) bool {
+	for !l.probe() {
+		ch, ok := l.addWaiter(nil)
+		if !ok {
+			break
+		}
+		select {
+		case <-ch:
+		case <-done:
+			return l.probe()
+		}
+	}
+	return true
+}
+
+// reset makes a set (or registered-on) latch unset again, for the owner of a
+// recycled cell. The owner calls it only when no other goroutine can look
+// at the cell any more (see cellList), so the plain store of wait races
+// with nothing; the state is stored atomically because it is read
+// atomically everywhere.
+func (l *latch) reset() {
+	if l.state.Load() != latchUnset {
+		l.state.Store(latchUnset)
+	}
+	if l.wait != nil { // no goroutine can see l (see above)
+		l.wait = nil
+	}
+}
