@@ -20,7 +20,7 @@ func (f funcTask[T]) Compute(w *Worker) T { return f(w) }
 // and job points back to that object.
 type node struct {
 	job   job
-	latch latch // set when the task has completed and recorded its outcome
+	latch latch                  // set when the task has completed and recorded its outcome
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 	next  *node                  // link in the pool's submission stack
