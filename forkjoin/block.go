@@ -20,7 +20,9 @@ func Block(w *Worker, fn func()) {
 	// Tasks w forked and keeps private would be invisible to the
 	// compensating worker for as long as fn blocks, and fn may be waiting
 	// for one of them: make them stealable first.
-	w.deque.Publish()
+	if w.deque.Publish() && w.sleepers.Any() {
+		w.sleepers.WakeOne() // without a spare, only a sleeper can take them
+	}
 	if spare := p.startSpare(); spare != nil {
 		defer p.retireSpare(spare)
 	}
@@ -40,7 +42,7 @@ func (p *Pool) startSpare() *Worker {
 	p.spares = p.spares[:k]
 	p.spareMu.Unlock()
 	s.retire.Store(false)
-	p.live.Add(1)
+	p.addLive(1)
 	go s.loop()
 	return s
 }

@@ -19,8 +19,8 @@ func unregisterGoroutine()        { workerByGoroutine.Delete(goid()) }
 // callerWorker returns the worker of p running on the calling goroutine, or
 // nil if the caller is not one of p's workers.
 func callerWorker(p *Pool) *Worker {
-	if p.idle.Load() == p.live.Load() {
-		return nil // every worker is idle, so none is calling us
+	if live, idle := splitCounts(p.counts.Load()); idle == live {
+		return nil // every worker is idle at this instant, so none is calling us
 	}
 	if w, ok := workerByGoroutine.Load(goid()); ok && w.(*Worker).pool == p {
 		return w.(*Worker)

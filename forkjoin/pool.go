@@ -116,8 +116,11 @@ type Pool struct {
 	closedCh    chan struct{} // closed by Close: wakes submitters waiting for room
 	stopped     chan struct{} // closed when the last worker has exited
 
-	idle atomic.Int32 // workers in the scheduling loop's idle phase
-	live atomic.Int32 // worker goroutines not yet exited, spares included
+	// counts packs two numbers in one word, so that one load reads both
+	// at the same instant (callerWorker compares them): the worker
+	// goroutines not yet exited, spares included, in the high 32 bits, and
+	// those of them in the scheduling loop's idle phase in the low 32.
+	counts atomic.Int64
 
 	spareMu  sync.Mutex
 	spares   []*Worker    // spare workers not running, for Block
@@ -179,7 +182,7 @@ func New(opts ...Option) *Pool {
 		}
 	}
 	p.spares = append(p.spares, p.workers[n:]...)
-	p.live.Store(int32(n))
+	p.counts.Store(int64(n) << 32)
 	for _, w := range p.workers[:n] {
 		go w.loop()
 	}
@@ -272,15 +275,24 @@ func (p *Pool) beginClose() {
 	})
 }
 
-// workerExited is called by each worker goroutine as it exits, idle.
+// Updates and reads of Pool.counts.
+const liveOne = 1 << 32
+
+func (p *Pool) addIdle(d int64)            { p.counts.Add(d) }
+func (p *Pool) addLive(d int64)            { p.counts.Add(d * liveOne) }
+func (p *Pool) liveWorkers() int           { return int(p.counts.Load() >> 32) }
+func (p *Pool) idleWorkers() int           { return int(int32(p.counts.Load())) }
+func splitCounts(c int64) (live, idle int) { return int(c >> 32), int(int32(c)) }
+
+// workerExited is called by each worker goroutine as it exits, idle: it
+// stops counting as idle and as live in one step.
 func (p *Pool) workerExited(w *Worker) {
-	p.idle.Add(-1)
 	if w.spare {
 		p.spareMu.Lock()
 		p.spares = append(p.spares, w)
 		p.spareMu.Unlock()
 	}
-	if p.live.Add(-1) == 0 {
+	if p.counts.Add(-liveOne-1)>>32 == 0 {
 		close(p.stopped)
 	}
 }
@@ -324,7 +336,7 @@ func (p *Pool) pollSubmission(w *Worker) *node {
 	}
 	p.subLen.Add(int64(-k))
 	if k > 1 && p.sleepers.Any() {
-		p.sleepers.WakeOne() // more work waits: ramp up
+		p.sleepers.WakeIdle() // more submissions wait: ramp up (only idle workers run them)
 	}
 	return x
 }
@@ -364,7 +376,7 @@ func (p *Pool) pushSubmission(n *node) {
 		}
 	}
 	if p.sleepers.Any() {
-		p.sleepers.WakeOne()
+		p.sleepers.WakeIdle() // a worker waiting in a join would not run it
 	}
 }
 

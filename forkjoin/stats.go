@@ -53,12 +53,13 @@ func (w *Worker) publish() {
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {
+	live, idle := splitCounts(p.counts.Load())
 	s := Stats{
-		Workers:   int(p.live.Load()),
+		Workers:   live,
 		Submitted: p.submitted.Load(),
 		Panics:    p.panics.Load(),
 		Queued:    int(p.subLen.Load()),
-		Idle:      int(p.idle.Load()),
+		Idle:      idle,
 	}
 	for _, w := range p.workers {
 		s.Executed += w.pub.executed.Load()

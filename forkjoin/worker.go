@@ -47,7 +47,7 @@ func (w *Worker) Index() int { return w.index }
 // splitting; a negative value means thieves are waiting for work. It costs a
 // few atomic loads.
 func (w *Worker) Surplus() int {
-	return w.deque.OwnerLen() - int(w.pool.idle.Load())
+	return w.deque.OwnerLen() - w.pool.idleWorkers()
 }
 
 // pin registers a reader of one of w's forks (a Future's Get, Done or a
@@ -193,7 +193,7 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 		if w.helpOrSnooze(hint, &bo) {
 			continue
 		}
-		w.sleepers.Prepare(w.index)
+		w.sleepers.Prepare(w.index, false)
 		if _, ok := l.addWaiter(w); !ok {
 			w.sleepers.Cancel(w.index)
 			break
@@ -345,7 +345,7 @@ func (w *Worker) loop() {
 		if x := w.findWork(); x != nil {
 			if idle {
 				idle = false
-				p.idle.Add(-1)
+				p.addIdle(-1)
 			}
 			w.execute(x)
 			bo.Reset()
@@ -353,7 +353,7 @@ func (w *Worker) loop() {
 		}
 		if !idle {
 			idle = true
-			p.idle.Add(1)
+			p.addIdle(1)
 			w.publish()
 		}
 		if p.drained() || w.spare && w.retire.Load() {
@@ -362,11 +362,11 @@ func (w *Worker) loop() {
 		if bo.Snooze() {
 			continue
 		}
-		w.sleepers.Prepare(w.index)
+		w.sleepers.Prepare(w.index, true)
 		if x := w.findWork(); x != nil {
 			w.sleepers.Cancel(w.index)
 			idle = false
-			p.idle.Add(-1)
+			p.addIdle(-1)
 			w.execute(x)
 			bo.Reset()
 			continue

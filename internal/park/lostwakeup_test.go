@@ -73,7 +73,7 @@ func (ws *workerSet) run(i int) {
 		if bo.Snooze() {
 			continue
 		}
-		ws.s.Prepare(i)
+		ws.s.Prepare(i, true)
 		if ws.take() {
 			ws.s.Cancel(i)
 			got()

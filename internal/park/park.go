@@ -18,6 +18,13 @@
 // returns at once when a token is pending. The producer's cost when nobody
 // sleeps is the single atomic load in Any.
 //
+// Two kinds of worker sleep here: idle ones (in the scheduling loop, ready
+// to run anything) and waiting ones (blocked in a join, which help only
+// with some work). Prepare says which. WakeOne prefers an idle sleeper, and
+// WakeIdle wakes only an idle one, for work that a waiting worker cannot
+// run (a submitted task): a wake-up handed to a worker that cannot use the
+// work would leave the work waiting while an idle worker sleeps.
+//
 // Tokens may be spurious (a worker woken after it had already found work
 // keeps the token and its next Sleep returns at once); every caller of Sleep
 // re-checks its condition in a loop, so a spurious wake-up costs one search.
@@ -36,6 +43,7 @@ type Sleepers struct {
 	mu     sync.Mutex
 	stack  []int32 // registered sleepers, most recent last
 	listed []bool  // listed[i]: i is on stack
+	idle   []bool  // idle[i]: i registered as idle (see Prepare); valid while listed[i]
 	tokens []chan struct{}
 }
 
@@ -44,6 +52,7 @@ func New(n int) *Sleepers {
 	s := &Sleepers{
 		stack:  make([]int32, 0, n),
 		listed: make([]bool, n),
+		idle:   make([]bool, n),
 		tokens: make([]chan struct{}, n),
 	}
 	for i := range s.tokens {
@@ -59,10 +68,14 @@ func (s *Sleepers) Any() bool { return s.n.Load() > 0 }
 // Count reports the number of registered sleepers.
 func (s *Sleepers) Count() int { return int(s.n.Load()) }
 
-// Prepare registers worker i as about to sleep. The caller must then re-check
-// all sources of work and call either Sleep or Cancel.
-func (s *Sleepers) Prepare(i int) {
+// Prepare registers worker i as about to sleep, idle (it can run any work)
+// or not (it waits in a join). The caller must then re-check all sources of
+// work and call either Sleep or Cancel. The count is updated with a locked
+// instruction, a full fence: the re-checks that follow cannot be ordered
+// before it.
+func (s *Sleepers) Prepare(i int, idle bool) {
 	s.mu.Lock()
+	s.idle[i] = idle
 	if !s.listed[i] {
 		s.listed[i] = true
 		s.stack = append(s.stack, int32(i))
@@ -105,18 +118,31 @@ func (s *Sleepers) Unpark(i int) {
 	}
 }
 
-// WakeOne wakes the most recently registered sleeper, if any, and removes it
-// from the set. The most recent is the likeliest to be still spinning down
-// or to have a warm cache. It reports whether it woke someone.
-func (s *Sleepers) WakeOne() bool {
+// WakeOne wakes a registered sleeper, if any, and removes it from the set:
+// the most recently registered idle one, or else the most recent waiting
+// one. The most recent is the likeliest to be still spinning down or to
+// have a warm cache. It reports whether it woke someone.
+func (s *Sleepers) WakeOne() bool { return s.wake(false) }
+
+// WakeIdle is WakeOne restricted to idle sleepers: for work that only an
+// idle worker may run. It reports whether it woke someone.
+func (s *Sleepers) WakeIdle() bool { return s.wake(true) }
+
+func (s *Sleepers) wake(idleOnly bool) bool {
 	s.mu.Lock()
 	k := len(s.stack) - 1
+	for k >= 0 && !s.idle[s.stack[k]] {
+		k--
+	}
+	if k < 0 && !idleOnly {
+		k = len(s.stack) - 1
+	}
 	if k < 0 {
 		s.mu.Unlock()
 		return false
 	}
 	i := s.stack[k]
-	s.stack = s.stack[:k]
+	s.stack = append(s.stack[:k], s.stack[k+1:]...)
 	s.listed[i] = false
 	s.n.Add(-1)
 	s.mu.Unlock()

@@ -47,12 +47,12 @@ func TestPrepareCancelCount(t *testing.T) {
 	require.False(t, s.Any())
 	require.Zero(t, s.Count())
 
-	s.Prepare(1)
+	s.Prepare(1, true)
 	require.True(t, s.Any())
 	require.Equal(t, 1, s.Count())
-	s.Prepare(1) // idempotent: a worker is registered once
+	s.Prepare(1, true) // idempotent: a worker is registered once
 	require.Equal(t, 1, s.Count())
-	s.Prepare(3)
+	s.Prepare(3, true)
 	require.Equal(t, 2, s.Count())
 
 	s.Cancel(1)
@@ -71,9 +71,9 @@ func TestWakeOneMostRecent(t *testing.T) {
 	s := New(3)
 	require.False(t, s.WakeOne(), "nobody registered")
 
-	s.Prepare(0)
-	s.Prepare(2)
-	s.Prepare(1)
+	s.Prepare(0, true)
+	s.Prepare(2, true)
+	s.Prepare(1, true)
 	require.True(t, s.WakeOne())
 	require.Equal(t, 2, s.Count())
 	requireWakes(t, sleepAsync(s, 1), "worker 1 (most recent) has a token")
@@ -89,6 +89,30 @@ func TestWakeOneMostRecent(t *testing.T) {
 	require.Zero(t, s.Count())
 }
 
+// TestWakePrefersIdle: WakeOne wakes an idle sleeper before any waiting
+// one, however recently the waiting one registered, and WakeIdle never
+// wakes a waiting one: a submitted task's wake-up must reach a worker that
+// may run it (a waiting worker runs no submitted task).
+func TestWakePrefersIdle(t *testing.T) {
+	s := New(3)
+	s.Prepare(0, true)
+	s.Prepare(1, false)
+	s.Prepare(2, false)
+	require.True(t, s.WakeIdle())
+	requireWakes(t, sleepAsync(s, 0), "the idle worker")
+	require.False(t, s.WakeIdle(), "only waiting workers are left")
+	require.Equal(t, 2, s.Count())
+
+	s.Prepare(0, true)
+	s.Cancel(2)
+	s.Prepare(2, false) // now the most recent
+	require.True(t, s.WakeOne())
+	requireWakes(t, sleepAsync(s, 0), "WakeOne: the idle worker first, though a waiting one registered after it")
+	require.True(t, s.WakeOne())
+	requireWakes(t, sleepAsync(s, 2), "then the most recent waiting one")
+	require.Equal(t, 1, s.Count())
+}
+
 // TestSleepBlocksUntilToken checks that Sleep without a token blocks and
 // that each of Unpark, WakeOne and WakeAll releases it.
 func TestSleepBlocksUntilToken(t *testing.T) {
@@ -99,13 +123,13 @@ func TestSleepBlocksUntilToken(t *testing.T) {
 	s.Unpark(0)
 	requireWakes(t, woke, "Unpark")
 
-	s.Prepare(0)
+	s.Prepare(0, true)
 	woke = sleepAsync(s, 0)
 	requireAsleep(t, woke, "registered, no token")
 	require.True(t, s.WakeOne())
 	requireWakes(t, woke, "WakeOne")
 
-	s.Prepare(1)
+	s.Prepare(1, true)
 	woke = sleepAsync(s, 1)
 	requireAsleep(t, woke, "registered, no token")
 	s.WakeAll()
@@ -140,8 +164,8 @@ func TestSpuriousToken(t *testing.T) {
 // to call Prepare), which is what shutdown needs.
 func TestWakeAllTokensEveryone(t *testing.T) {
 	s := New(4)
-	s.Prepare(0)
-	s.Prepare(2)
+	s.Prepare(0, true)
+	s.Prepare(2, true)
 	s.WakeAll()
 	require.Zero(t, s.Count())
 	require.False(t, s.Any())
@@ -170,7 +194,7 @@ func TestAnyDoesNotAllocate(t *testing.T) {
 	s := New(2)
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = s.Any() }))
 	require.Zero(t, testing.AllocsPerRun(100, func() {
-		s.Prepare(1)
+		s.Prepare(1, true)
 		s.Cancel(1)
 	}))
 }
