@@ -23,6 +23,7 @@ type node struct {
 	latch latch                  // set when the task has completed and recorded its outcome
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
+	group uint64                 // the computation the node belongs to (see handoff); written before the node is pushed
 	next  *node                  // link in the pool's submission stack
 
 	// Submitted (root) tasks only: root marks them, and claimed decides

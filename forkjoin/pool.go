@@ -132,6 +132,8 @@ type Pool struct {
 	subStack  atomic.Pointer[node]
 	subLen    atomic.Int64 // submissions in subStack, for Stats
 	submitted atomic.Uint64
+	groups    atomic.Uint64 // numbers the computations (node.group); 0 is none
+	handoff   handoff       // tasks that waiting workers took but may not run
 	panics    atomic.Uint64 // Execute panics reported
 
 	closeOnce sync.Once
@@ -354,15 +356,15 @@ func (p *Pool) claim(n *node) bool {
 	return true
 }
 
-// notRoot passes x through unless it is a submitted node, which a worker
-// that is joining must not run (see waitUntil): that one goes back to
-// the submission queue and notRoot returns nil.
-func (p *Pool) notRoot(x *node) *node {
-	if x == nil || !x.root {
-		return x
+// handOff puts x, a task of another computation taken by a waiting worker,
+// on the handoff list, and wakes a worker that may run it: an idle one, or
+// else every waiting one, since the one waiting in x's computation cannot
+// be told apart (a rare path: it takes two computations on one pool).
+func (p *Pool) handOff(x *node) {
+	p.handoff.put(x)
+	if p.sleepers.Any() && !p.sleepers.WakeIdle() {
+		p.sleepers.WakeAll()
 	}
-	p.pushSubmission(x)
-	return nil
 }
 
 // pushSubmission pushes n on the submission stack and wakes a sleeper.
@@ -385,7 +387,7 @@ func (p *Pool) wakeIfWork() {
 	if !p.sleepers.Any() {
 		return
 	}
-	work := p.subLen.Load() > 0
+	work := p.subLen.Load() > 0 || p.handoff.len() > 0
 	for _, v := range p.workers {
 		work = work || v.deque.Len() > 0
 	}
@@ -417,6 +419,7 @@ func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
 		return ErrClosed
 	}
 	n.root = true
+	n.group = p.groups.Add(1)
 	p.submitted.Add(1)
 	p.pushSubmission(n)
 	return nil

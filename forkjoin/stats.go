@@ -58,7 +58,7 @@ func (p *Pool) Stats() Stats {
 		Workers:   live,
 		Submitted: p.submitted.Load(),
 		Panics:    p.panics.Load(),
-		Queued:    int(p.subLen.Load()),
+		Queued:    int(p.subLen.Load()) + p.handoff.len(),
 		Idle:      idle,
 	}
 	for _, w := range p.workers {

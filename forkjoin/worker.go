@@ -28,6 +28,7 @@ type Worker struct {
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
 	comp  *computation // cancellation scope of the task running now; nil if none
+	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
 	rng   uint64
 	own   counters          // written by the owner only, without atomics
 	pub   publishedCounters // copy of own that Stats reads
@@ -94,6 +95,7 @@ func (w *Worker) push(n *node) {
 // to the deque, if n must be published or the ring must grow.
 func (w *Worker) pushPrivate(n *node) bool {
 	n.comp = w.comp
+	n.group = w.group
 	w.own.forks++
 	return w.deque.PushPrivate(n)
 }
@@ -168,10 +170,10 @@ func (w *Worker) execute(n *node) {
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
 	w.own.executed++
-	saved := w.comp
-	w.comp = n.comp
+	savedComp, savedGroup := w.comp, w.group
+	w.comp, w.group = n.comp, n.group
 	n.job.execute(w)
-	w.comp = saved
+	w.comp, w.group = savedComp, savedGroup
 }
 
 // waitUntil is the one wait of a worker: it returns once l is set, and
@@ -232,24 +234,50 @@ func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
 	return bo.Snooze()
 }
 
-// findHelp finds a task for a worker waiting on n (nil: no hint): its own deque first, then
-// the thief of n, then any other worker, then the submission queue.
+// findHelp finds a task of w's own computation for a worker waiting on n
+// (nil: no hint): from its own deque first, then from the thief of n, then
+// from any other worker, then among the tasks handed off by other waiting
+// workers. A task of another computation taken on the way is handed off
+// (see handoff), not run.
 func (w *Worker) findHelp(n *node) *node {
 	if x := w.deque.Pop(); x != nil {
-		return w.pool.notRoot(x)
+		if x = w.mayHelp(x); x != nil {
+			return x
+		}
 	}
 	// The thief of n is most likely busy with n's subtasks: help it first
 	// (leapfrogging). It may belong to another pool when w joins a future
 	// forked elsewhere; then there is nothing of ours to take from it.
-	if n == nil {
-		return w.pool.notRoot(w.stealAny())
-	}
-	if t := n.thief.Load(); t != nil && t != w && t.pool == w.pool {
-		if x := w.stealFrom(t); x != nil {
-			return w.pool.notRoot(x)
+	if n != nil {
+		if t := n.thief.Load(); t != nil && t != w && t.pool == w.pool {
+			if x := w.stealFrom(t); x != nil {
+				if x = w.mayHelp(x); x != nil {
+					return x
+				}
+			}
 		}
 	}
-	return w.pool.notRoot(w.stealAny())
+	if x := w.stealAny(); x != nil {
+		if x = w.mayHelp(x); x != nil {
+			return x
+		}
+	}
+	return w.pool.handoff.take(w.group)
+}
+
+// mayHelp passes x through if a worker waiting in w's computation may run
+// it, and otherwise hands it to whoever may: a submitted task back to the
+// submission queue, a task of another computation to the handoff list.
+func (w *Worker) mayHelp(x *node) *node {
+	switch {
+	case x.group == w.group:
+		return x
+	case x.root:
+		w.pool.pushSubmission(x)
+	default:
+		w.pool.handOff(x)
+	}
+	return nil
 }
 
 // findWork finds a task for the scheduling loop: own deque (LIFO, or FIFO in
@@ -266,6 +294,9 @@ func (w *Worker) findWork() *node {
 		return x
 	}
 	if x = w.stealAny(); x != nil {
+		return x
+	}
+	if x = w.pool.handoff.take(0); x != nil {
 		return x
 	}
 	return w.pool.pollSubmission(w)
@@ -335,7 +366,7 @@ func (w *Worker) loop() {
 		p.workerExited(w)
 	}()
 	registerGoroutine(w)
-	w.comp = nil // after a Goexit restart, the unwound task's scope is stale
+	w.comp, w.group = nil, 0 // after a Goexit restart, the unwound task's are stale
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
 

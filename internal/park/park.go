@@ -152,7 +152,8 @@ func (s *Sleepers) wake(idleOnly bool) bool {
 
 // WakeAll wakes every registered sleeper and gives every worker a token,
 // so that a worker between Prepare and Sleep does not sleep either. Used at
-// shutdown.
+// shutdown, and for work that only an unknown one of the waiting workers
+// may run.
 func (s *Sleepers) WakeAll() {
 	s.mu.Lock()
 	for _, i := range s.stack {
