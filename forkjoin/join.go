@@ -5,7 +5,12 @@ package forkjoin
 // runs inline, as a plain call; if b was stolen the worker helps (runs other
 // tasks) until b completes. If a or b panics, Join waits until the other
 // has finished or is known never to start, then re-panics with a
-// *PanicError (a's if both panicked).
+// *PanicError (a's if both panicked): when a panics, the tasks a forked and
+// did not join run first (they are a's work, forked after b), then b is
+// removed unrun if no other worker has taken it, and waited for (helping)
+// if one has. If a calls runtime.Goexit instead, Join does not wait: b is
+// removed unrun if it is the newest task of w's deque, and otherwise left
+// to run as any forked task does.
 //
 // Join hands out no handle, so its node is recycled: after warm-up it
 // allocates nothing beyond the closure b itself when b captures variables
@@ -88,16 +93,18 @@ func (n *taskCell[T, C]) awaitStolen(w *Worker) (T, int) {
 }
 
 // abandonJoin runs while a Join unwinds from a panic (or runtime.Goexit) in
-// a (phase 1) or in b run inline (phase 2). In phase 1, b's node is either
-// still in w's deque, where it is removed unrun, or was stolen, and then the
-// panic waits until the thief has finished it. The node is not recycled.
+// a (phase 1) or in b run inline (phase 2); see Join for what happens to b.
+// b's node is not recycled.
 func (w *Worker) abandonJoin(n *node, phase int, recovered any) {
 	pe := capturePanic(recovered)
-	if phase == 1 && !w.unpushOnly(n) && recovered != nil {
-		w.waitUntil(&n.latch, n)
+	if recovered == nil { // runtime.Goexit: run nothing more, let it unwind
+		if phase == 1 {
+			w.unpushOnly(n)
+		}
+		return
 	}
-	if recovered == nil {
-		return // runtime.Goexit: let it continue unwinding
+	if phase == 1 && !w.unpushAfter(nil, n) {
+		w.waitUntil(&n.latch, n) // stolen: wait for the thief
 	}
 	panic(pe)
 }

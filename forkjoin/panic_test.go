@@ -359,3 +359,32 @@ func TestPanicErrorFormat(t *testing.T) {
 	err := errors.New("inner")
 	require.ErrorIs(t, &forkjoin.PanicError{Value: err}, err)
 }
+
+// TestPanicInJoinWithUnjoinedFork: when a panics after forking a task it
+// does not join, Join still removes b unrun (as documented), after running
+// a's leftover fork, which is a's own work. One worker, so nothing is
+// stolen. (Before the fix, b sat below a's fork in the deque, and the
+// helping wait for b popped and ran both.)
+func TestPanicInJoinWithUnjoinedFork(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, p)
+	var leftoverRan, bRan atomic.Bool
+	within(t, "Join with a panicking a", func() {
+		v := recoverPanic(func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				a, _ := forkjoin.Join(w,
+					func(w *forkjoin.Worker) int {
+						forkjoin.Fork(w, func(*forkjoin.Worker) int { leftoverRan.Store(true); return 0 })
+						panic(boom{"a"})
+					},
+					func(*forkjoin.Worker) int { bRan.Store(true); return 0 })
+				return a
+			})
+		})
+		pe, ok := v.(*forkjoin.PanicError)
+		require.True(t, ok, "got %T %v", v, v)
+		require.Equal(t, boom{"a"}, pe.Value)
+	})
+	require.False(t, bRan.Load(), "b must be removed unrun when a panics")
+	require.True(t, leftoverRan.Load(), "a's unjoined fork runs: it is a's work")
+}
