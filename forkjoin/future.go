@@ -181,9 +181,12 @@ func (f *Future[T]) joinOther(w *Worker) T {
 		if !c.isDone() {
 			// Submitted: run it here if nobody has started it (it may still
 			// wait in a queue), else wait for whoever runs it.
-			if w.pool == c.pool && c.pool.claim(&c.node) {
+			switch {
+			case w.pool != c.pool:
+				w.waitForeign(&c.latch)
+			case c.pool.claim(&c.node):
 				w.run(&c.node)
-			} else {
+			default:
 				w.waitUntil(&c.latch, &c.node)
 			}
 		}
@@ -241,9 +244,12 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 		if _, ok := c.latch.addWaiter(w); !ok || f.state.Load() == settled {
 			continue
 		}
-		if w != nil {
+		switch {
+		case w != nil && w.pool != c.owner.pool:
+			w.waitForeign(&c.latch)
+		case w != nil:
 			w.waitUntil(&c.latch, &c.node)
-		} else if !c.latch.await(doneOf(ctx)) {
+		case !c.latch.await(doneOf(ctx)):
 			var zero T
 			return zero, ctx.Err()
 		}

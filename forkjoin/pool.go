@@ -117,7 +117,7 @@ type Pool struct {
 	stopped     chan struct{} // closed when the last worker has exited
 
 	// counts packs two numbers in one word, so that one load reads both
-	// at the same instant (callerWorker compares them): the worker
+	// at the same instant (Stats reports them together): the worker
 	// goroutines not yet exited, spares included, in the high 32 bits, and
 	// those of them in the scheduling loop's idle phase in the low 32.
 	counts atomic.Int64
@@ -184,7 +184,7 @@ func New(opts ...Option) *Pool {
 		}
 	}
 	p.spares = append(p.spares, p.workers[n:]...)
-	p.counts.Store(int64(n) << 32)
+	p.addLive(int64(n))
 	for _, w := range p.workers[:n] {
 		go w.loop()
 	}
@@ -280,9 +280,18 @@ func (p *Pool) beginClose() {
 // Updates and reads of Pool.counts.
 const liveOne = 1 << 32
 
-func (p *Pool) addIdle(d int64)            { p.counts.Add(d) }
-func (p *Pool) addLive(d int64)            { p.counts.Add(d * liveOne) }
-func (p *Pool) liveWorkers() int           { return int(p.counts.Load() >> 32) }
+// addIdle moves a worker into (d = 1) or out of (d = -1) the idle phase.
+func (p *Pool) addIdle(d int64) {
+	p.counts.Add(d)
+	runningWorkers.Add(-d)
+}
+
+// addLive counts d worker goroutines that start, running.
+func (p *Pool) addLive(d int64) {
+	p.counts.Add(d * liveOne)
+	runningWorkers.Add(d)
+}
+
 func (p *Pool) idleWorkers() int           { return int(int32(p.counts.Load())) }
 func splitCounts(c int64) (live, idle int) { return int(c >> 32), int(int32(c)) }
 

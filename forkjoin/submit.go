@@ -125,16 +125,25 @@ func newSubmission[T any, C Computer[T]](p *Pool, c C) *submission[T, C] {
 // Invoke panics with ErrClosed. Invoke is safe from any number of
 // goroutines at once. Called from inside one of the pool's own tasks it
 // runs fn inline on that task's worker (it cannot deadlock, even with one
-// worker); inside a task, prefer passing the *Worker to Run.
+// worker); inside a task, prefer passing the *Worker to Run. Called from a
+// task of another pool, it waits as rayon's install does: the calling
+// worker keeps running its own pool's tasks meanwhile (any of them, as an
+// idle worker would), so that pools that invoke each other, in chains or
+// rings, cannot deadlock.
 func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	if fn == nil {
 		panic("forkjoin: Invoke called with a nil function")
 	}
-	if w := callerWorker(p); w != nil {
+	w := callingWorker()
+	if w != nil && w.pool == p {
 		return fn(w)
 	}
 	c := SubmitTask[T](p, funcTask[T](fn)).c
-	c.latch.await(nil)
+	if w != nil {
+		w.waitForeign(&c.latch) // a task of another pool: keep that pool going
+	} else {
+		c.latch.await(nil)
+	}
 	if c.err != nil {
 		panic(c.err)
 	}

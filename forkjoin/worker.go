@@ -195,7 +195,7 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 		if w.helpOrSnooze(hint, &bo) {
 			continue
 		}
-		w.sleepers.Prepare(w.index, false)
+		w.sleepers.Prepare(w.index, w.group == 0)
 		if _, ok := l.addWaiter(w); !ok {
 			w.sleepers.Cancel(w.index)
 			break
@@ -221,6 +221,20 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 	}
 }
 
+// waitForeign waits for l, the latch of a task on another pool, keeping
+// w's own pool going: while it waits, w runs any task of its pool, as an
+// idle worker would (submitted ones included), so that a task of the other
+// pool that invokes w's pool in turn finds a worker (rayon's install does
+// the same). The price of running unrelated tasks on this stack is the one
+// waitUntil avoids inside a pool: one of them that calls runtime.Goexit
+// unwinds the waiting task too.
+func (w *Worker) waitForeign(l *latch) {
+	saved := w.group
+	w.group = 0 // any task: see findHelp
+	w.waitUntil(l, nil)
+	w.group = saved
+}
+
 // helpOrSnooze is one step of a worker waiting: it runs a task that may
 // help hint along, or else spins or yields for a while. It reports false
 // once the backoff is exhausted and the caller should block.
@@ -240,6 +254,9 @@ func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
 // workers. A task of another computation taken on the way is handed off
 // (see handoff), not run.
 func (w *Worker) findHelp(n *node) *node {
+	if w.group == 0 {
+		return w.findWork() // waitForeign: any task of the pool
+	}
 	if x := w.deque.Pop(); x != nil {
 		if x = w.mayHelp(x); x != nil {
 			return x
