@@ -1,15 +1,55 @@
 package forkjoin
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Scope is a set of tasks spawned dynamically, any number of times and from
 // any of them, that completes when all of them have. It is the shape for
 // irregular work whose task count is not known in advance (tree and graph
 // traversals, work lists), where pairwise Join does not fit.
+//
+// On a LIFO pool a worker runs the newest spawned task first, as it does
+// its forks; on a FIFO pool the spawned tasks of one scope start oldest
+// first (rayon's scope_fifo): each spawn pushes a ticket on the worker's
+// deque, and whichever ticket runs takes the scope's oldest task. Nested
+// scopes finish before the tasks of their parent scope that wait (the
+// waiting worker takes its newest ticket, which belongs to the innermost
+// scope).
 type Scope struct {
 	done    latch                      // set when pending reaches zero
 	pending atomic.Int64               // spawned tasks not yet finished, plus one for the body
 	panic   atomic.Pointer[PanicError] // the first panic, re-raised by RunScope
+	fifo    *scopeQueue                // the spawned tasks in order, on a FIFO pool; nil on a LIFO one
+}
+
+// scopeQueue holds a FIFO scope's spawned tasks not yet started, oldest
+// first. Every spawned task pushes one ticket (its own node) and takes one
+// task when its ticket runs, so the queue is never empty when a ticket
+// runs.
+type scopeQueue struct {
+	mu    sync.Mutex
+	tasks []func(*Worker) // guarded by mu; tasks[head:] are waiting
+	head  int
+}
+
+func (q *scopeQueue) push(fn func(*Worker)) {
+	q.mu.Lock()
+	if q.head > 0 && q.head == len(q.tasks) {
+		q.tasks, q.head = q.tasks[:0], 0 // drained: reuse the array
+	}
+	q.tasks = append(q.tasks, fn)
+	q.mu.Unlock()
+}
+
+func (q *scopeQueue) pop() func(*Worker) {
+	q.mu.Lock()
+	fn := q.tasks[q.head]
+	q.tasks[q.head] = nil
+	q.head++
+	q.mu.Unlock()
+	return fn
 }
 
 // RunScope runs body on w with a new Scope and returns once body and every
@@ -22,6 +62,9 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 		panic("forkjoin: RunScope called with a nil *Worker or body")
 	}
 	s := &Scope{}
+	if w.fifo {
+		s.fifo = &scopeQueue{}
+	}
 	s.pending.Store(1) // the body: the count cannot reach zero while it runs
 	func() {
 		finished := false
@@ -51,8 +94,13 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if s.pending.Add(1) == 1 {
 		panic("forkjoin: Scope.Spawn called after its RunScope returned")
 	}
-	t := &scopeTask{scope: s, fn: fn}
+	t := &scopeTask{scope: s}
 	t.job = t
+	if s.fifo != nil {
+		s.fifo.push(fn) // t is a ticket for the oldest task
+	} else {
+		t.fn = fn
+	}
 	w.push(&t.node)
 }
 
@@ -71,7 +119,7 @@ func (s *Scope) finishOne() {
 type scopeTask struct {
 	node
 	scope *Scope
-	fn    func(*Worker)
+	fn    func(*Worker) // nil on a FIFO pool: the task comes from scope.fifo
 }
 
 func (t *scopeTask) execute(w *Worker) {
@@ -83,7 +131,11 @@ func (t *scopeTask) execute(w *Worker) {
 		}
 		s.finishOne() // t's own latch stays unset: nobody waits for one spawned task
 	}()
+	fn := t.fn
+	if s.fifo != nil {
+		fn = s.fifo.pop()
+	}
 	w.checkCanceled()
-	t.fn(w)
+	fn(w)
 	finished = true
 }

@@ -257,7 +257,7 @@ func (w *Worker) findHelp(n *node) *node {
 	if w.group == 0 {
 		return w.findWork() // waitForeign: any task of the pool
 	}
-	if x := w.deque.Pop(); x != nil {
+	if x := w.deque.Pop(); x != nil { // newest first in either mode (see Scope)
 		if x = w.mayHelp(x); x != nil {
 			return x
 		}
