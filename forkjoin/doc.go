@@ -47,7 +47,7 @@
 //   - A task's *Worker belongs to the goroutine running the task: pass it
 //     down, never to another goroutine, and do not keep it.
 //   - A panic in a task never kills a worker: it is captured with its stack
-//     as a *PanicError and re-raised by Join and Invoke, returned by Get.
+//     as a *PanicError (see Panics below).
 //   - Close runs everything accepted, then stops the workers; work submitted
 //     afterwards fails with ErrClosed.
 //   - Tasks should not block: a blocked worker holds up a core's worth of
@@ -55,6 +55,25 @@
 //     compensating worker meanwhile.
 //   - InvokeContext and SubmitContext make a computation cancelable;
 //     long tasks can poll Worker.Err.
+//
+// # Panics
+//
+// Every call delivers a task's panic the same way, whether it runs the task
+// inline or on another worker, and whether it is called from inside a pool
+// or from outside: as a *PanicError holding the panic value (errors.Is and
+// errors.As see through it) and the stack where it was raised. A panic
+// re-raised by a nested join keeps its first *PanicError, so the stack is
+// the original one.
+//
+//	call                                          a panic in the task
+//	Invoke, Run, Join, JoinTasks, Future.Join      re-panics with the *PanicError
+//	task.Invoke, task.InvokeAll, InvokeBoth, ...   re-panics with the *PanicError
+//	magpie.For, Map, Reduce, Sort, ...             re-panics with the *PanicError
+//	Future.Get, InvokeContext                      returns it as the error
+//	Execute                                        goes to the pool's panic handler
+//
+// A task that calls runtime.Goexit (t.FailNow in a test) is reported the
+// same way, with a Value saying so, and its worker carries on.
 //
 // Packages task (RecursiveTask and RecursiveAction, cutoffs) and magpie
 // (parallel For, Map, Reduce, Sort) are built on this one.

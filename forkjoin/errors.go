@@ -54,3 +54,22 @@ func capturePanic(v any) *PanicError {
 		return &PanicError{Value: v, Stack: debug.Stack()}
 	}
 }
+
+// callInline calls fn on w, on the caller's stack, and re-raises a panic
+// in it as a *PanicError (one already is passes unchanged), so that a call
+// that runs its function inline (Run with a *Worker, Invoke from inside
+// its own pool) reports a panic exactly as one that submits it does. A
+// runtime.Goexit goes on unwinding.
+func callInline[T any](w *Worker, fn func(*Worker) T) T {
+	finished := false
+	defer func() {
+		if !finished {
+			if v := recover(); v != nil {
+				panic(capturePanic(v))
+			}
+		}
+	}()
+	r := fn(w)
+	finished = true
+	return r
+}

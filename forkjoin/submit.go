@@ -11,13 +11,14 @@ type Runner interface{ isRunner() }
 // Run runs fn on r and returns its result: inline on a *Worker, through
 // Invoke on a *Pool, and on Default() if r is nil (a nil *Pool too). It is
 // the bridge that lets one function serve callers inside and outside a pool.
+// A panic in fn is re-raised as a *PanicError either way.
 func Run[T any](r Runner, fn func(*Worker) T) T {
 	switch r := r.(type) {
 	case *Worker:
 		if r == nil {
 			panic("forkjoin: Run called with a nil *Worker")
 		}
-		return fn(r)
+		return callInline(r, fn)
 	case *Pool:
 		if r == nil {
 			r = Default()
@@ -136,7 +137,7 @@ func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	}
 	w := callingWorker()
 	if w != nil && w.pool == p {
-		return fn(w)
+		return callInline(w, fn)
 	}
 	c := SubmitTask[T](p, funcTask[T](fn)).c
 	if w != nil {

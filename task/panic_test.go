@@ -174,3 +174,30 @@ func (x panicAt) Compute(w *forkjoin.Worker) int {
 	r := task.InvokeAll(w, panicAt{x.n - 1, x.at}, panicAt{x.n - 2, x.at})
 	return r[0] + r[1]
 }
+
+// panicker panics with errBoom.
+type panicker struct{}
+
+func (panicker) Compute(*forkjoin.Worker) int { panic(errBoom) }
+
+// TestInvokeFromInsideWrapsPanic: task.Invoke on the pool a task runs in
+// (which runs the task inline) re-raises a panic as a
+// *forkjoin.PanicError, exactly as from outside (the panic table in
+// package forkjoin's documentation).
+func TestInvokeFromInsideWrapsPanic(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	check := func(v any) {
+		pe, ok := v.(*forkjoin.PanicError)
+		require.True(t, ok, "got %T %v", v, v)
+		require.ErrorIs(t, pe, errBoom)
+	}
+	var running atomic.Int64
+	v, _ := recoverPanic(&running, func() { task.Invoke[int](p, panicker{}) })
+	check(v)
+	forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+		v, _ := recoverPanic(&running, func() { task.Invoke[int](w.Pool(), panicker{}) })
+		check(v)
+		return 0
+	})
+}
