@@ -41,7 +41,10 @@ type taskCell[T any, C Computer[T]] struct {
 func (c *cell[T]) complete() {
 	if s := c.scope; s != nil {
 		s.stop()
-		c.err = s.outcome(c.err)
+		if c.err = s.outcome(c.err); c.err != nil {
+			var zero T
+			c.result = zero
+		}
 	}
 	pool := c.pool
 	c.latch.set()

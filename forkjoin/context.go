@@ -2,6 +2,7 @@ package forkjoin
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 )
 
@@ -61,14 +62,23 @@ func (w *Worker) unwindIfCanceled() { // kept out of line so checkCanceled inlin
 	}
 }
 
-// InvokeContext runs fn on the pool like Invoke, but gives up when ctx is
-// done: it returns ctx.Err() promptly, even if tasks of the computation are
-// still running. From then on, tasks of the computation that have not
+// InvokeContext runs fn on the pool like Invoke, within a computation that
+// ctx cancels. Once ctx is done, tasks of the computation that have not
 // started are skipped, a fork inside it panics to unwind the task that
 // forks (the panic is recovered by the runtime, never seen by the caller),
-// and running tasks can observe the cancellation with w.Err(). A panic in fn
-// or a task it joins is returned as a *PanicError, not re-panicked. Called
-// from inside one of p's tasks, fn runs inline on that worker.
+// and running tasks can observe the cancellation with w.Err().
+//
+// InvokeContext returns only once fn has returned or unwound, and with it
+// every task fn joined: no task it waited for can still write to the
+// caller's memory. (A task forked and never joined is not waited for, as
+// with Invoke.) If ctx is done before fn completes, it returns ctx.Err(),
+// joined (errors.Join) with the *PanicError if a task panicked for another
+// reason; otherwise fn's result, or the *PanicError of a panic in fn or a
+// task it joins (returned, not re-panicked). A cooperative computation
+// unwinds at its next fork, its next task start or its next check of
+// w.Err(); a task that ignores the context holds the return up until it
+// finishes. Called from inside one of p's tasks, fn runs inline on that
+// worker.
 func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, error) {
 	if fn == nil {
 		panic("forkjoin: InvokeContext called with a nil function")
@@ -77,11 +87,21 @@ func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, 
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	if w := callerWorker(p); w != nil {
+	w := callingWorker()
+	if w != nil && w.pool == p {
 		return invokeInline(ctx, w, fn)
 	}
 	f := SubmitContext(ctx, p, fn)
-	return f.Get(ctx)
+	c := f.c
+	if w != nil {
+		w.waitForeign(&c.latch)
+	} else {
+		c.latch.await(nil)
+	}
+	if c.err != nil {
+		return zero, c.err
+	}
+	return c.result, nil
 }
 
 // invokeInline runs fn on w within a new computation, as a nested
@@ -91,27 +111,46 @@ func invokeInline[T any](ctx context.Context, w *Worker, fn func(*Worker) T) (re
 	defer c.stop()
 	saved := w.comp
 	w.comp = c
+	finished := false
 	defer func() {
 		w.comp = saved
-		if r := recover(); r != nil {
-			err = c.outcome(capturePanic(r))
+		if !finished {
+			if r := recover(); r != nil {
+				result, err = zero(result), c.outcome(capturePanic(r))
+			} // else runtime.Goexit: let it unwind
 		}
 	}()
-	return fn(w), nil
+	result = fn(w)
+	finished = true
+	if err = c.outcome(nil); err != nil {
+		result = zero(result)
+	}
+	return result, err
 }
 
-// outcome maps the error a task of c finished with to what its caller
-// sees: once c is canceled, any failure is reported as the context's error.
+func zero[T any](T) (z T) { return z }
+
+// outcome maps how the computation's root task finished (err is nil, or
+// its *PanicError) to what the caller sees. If the context is done by then,
+// the computation was canceled before it completed: the caller gets
+// ctx.Err(), alone if the task returned or unwound because of the
+// cancellation, joined with the *PanicError if it panicked for another
+// reason.
 func (c *computation) outcome(err error) error {
-	if err != nil && c.canceled.Load() {
-		return c.ctx.Err()
+	ctxErr := c.ctx.Err()
+	if ctxErr == nil {
+		return err
 	}
-	return err
+	if err == nil || errors.Is(err, ctxErr) {
+		return ctxErr
+	}
+	return errors.Join(ctxErr, err)
 }
 
 // SubmitContext is Submit within a cancellation scope: when ctx is done,
-// the computation stops as described for InvokeContext, and Get returns
-// ctx.Err() unless the task had already completed. If the submission queue
+// the computation stops as described for InvokeContext, and the Future's
+// outcome is what InvokeContext would return (ctx.Err() if ctx was done
+// before the task completed). Get's own context only bounds the wait. If the submission queue
 // is bounded and full, SubmitContext waits for room until ctx is done.
 func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Future[T] {
 	if fn == nil {
