@@ -435,12 +435,17 @@ func (c *core) makeRoom(e int64) *ring {
 // pop takes the newest private element, else does the Chase-Lev pop of the
 // public part. See Pop.
 func (c *core) pop() (x unsafe.Pointer, published bool) {
-	if n := c.n - 1; n >= 0 {
-		c.n = n
-		x = c.priv[n] // plain: priv is owner-only
-		return x, c.serve()
+	p, n := c.priv, c.n-1
+	if uint(n) >= uint(len(p)) { // n < 0: no private element
+		return c.popPublic(), false
 	}
-	return c.popPublic(), false
+	c.n = n
+	x = p[n] // plain: priv is owner-only
+	if n > 0 && c.wantSplit.Load() != 0 {
+		c.publishLazy() // as serve, spelled out: this is the join's slow path
+		published = true
+	}
+	return x, published
 }
 
 // serve publishes the private elements if a thief asked for work and there
