@@ -63,7 +63,7 @@ func concurrentRound(t *testing.T, rng *rand.Rand, thieves, n int) (stolen, owne
 		}
 		switch rng.Intn(8) {
 		case 0: // drain completely: races for the last element
-			for x := d.Pop(); x != nil; x = d.Pop() {
+			for x := pop(d); x != nil; x = pop(d) {
 				take(x)
 			}
 		case 1:
@@ -72,11 +72,11 @@ func concurrentRound(t *testing.T, rng *rand.Rand, thieves, n int) (stolen, owne
 			}
 		default:
 			for i := rng.Intn(burst + 1); i > 0; i-- {
-				take(d.Pop())
+				take(pop(d))
 			}
 		}
 	}
-	for x := d.Pop(); x != nil; x = d.Pop() {
+	for x := pop(d); x != nil; x = pop(d) {
 		take(x)
 	}
 	stolen = gang.stop()

@@ -4,77 +4,146 @@
 // The owner pushes and pops at the bottom (LIFO) or polls at the top (FIFO,
 // for async mode); any other goroutine steals at the top (FIFO). It follows
 // Chase and Lev, "Dynamic Circular Work-Stealing Deque" (SPAA 2005), with the
-// memory orderings of Lê, Pop, Cohen and Zappa Nardelli (PPoPP 2013).
+// memory orderings of Lê, Pop, Cohen and Zappa Nardelli (PPoPP 2013), split
+// into a public part that thieves see and a private part that they do not
+// (see "Split deque").
+//
+// # Layout
+//
+// The deque's elements, oldest first, are the public elements, indices
+// [top, bottom) of a circular ring, followed by the private elements,
+// priv[:n] of a slice that only the owner ever reads or writes. top only
+// grows, and only by a successful CAS; bottom is written by the owner alone
+// (owner's copy: bot). Indices are 64-bit and never wrap.
 //
 // # Invariants
 //
-//   - top only grows, and only by a successful CAS. bottom is written by the
-//     owner alone. Indices are 64-bit and never wrap.
-//   - The live elements are exactly the indices [top, bottom); index i lives
-//     in ring slot i & mask. A slot is written only by Push, only at index
-//     bottom, and only while bottom-top < len(ring), so a live slot is never
-//     overwritten.
+//   - Index i lives in ring slot i & mask. The owner writes the slots of
+//     the current ring only when it publishes, at indices [bottom,
+//     bottom+n), and only after checking that bottom+n-top' <= len(ring)
+//     for a value top' that top had (top only grows), so a live slot is
+//     never overwritten. (It also fills a new ring before installing it.)
 //   - The element at index top can leave the deque only through a CAS of top
 //     from that index: thieves always CAS, and the owner's Pop CASes when it
-//     takes the last element (top == bottom-1). Hence two parties can never
-//     both take one element, and an element is never lost.
-//   - A ring is never written again once replaced by a larger one (Push
-//     copies [top, bottom) into the new ring and then publishes it). A thief
-//     that still reads the old ring therefore reads the value of the index it
-//     is about to CAS; if its CAS succeeds that index was live all along.
-//     Old rings are reclaimed by the garbage collector once no thief holds
-//     them, which removes the reclamation and ABA problems of a C version.
+//     takes the last public element (top == bottom-1). Hence two parties can
+//     never both take one element, and an element is never lost.
+//   - A ring is never written again once replaced by a larger one (the
+//     owner copies [top, bottom) into the new ring before installing it). A
+//     thief that still reads the old ring therefore reads the value of the
+//     index it is about to CAS; if its CAS succeeds that index was live all
+//     along. Old rings are reclaimed by the garbage collector once no thief
+//     holds them, which removes the reclamation and ABA problems of a C
+//     version.
+//   - No thief ever reads priv: thieves read only top, bottom, wantSplit,
+//     ring and ring slots. So the owner uses priv with plain loads and
+//     stores, and a private push or pop costs no atomic write.
+//   - At rest (no operation in flight), wantSplit == 0 implies that the
+//     public part is non-empty. Hence, at rest, private elements imply a
+//     non-empty public part or wantSplit == 1 (see "Split deque" for why).
+//   - No hidden work: a thief's request (wantSplit = 1) is served at the
+//     owner's next push or pop. Every owner operation that can leave
+//     private elements (PushLazy, Pop, PopIf) publishes them if it finds
+//     wantSplit set, and the fast paths (PushPrivate, PopPrivate) do
+//     nothing then; Push, Poll and Publish leave none. So when the owner
+//     returns from an operation that no thief operation overlapped, it
+//     holds private elements only if the public part is non-empty.
 //
 // # Memory ordering
 //
-// Go's sync/atomic operations are sequentially consistent, which is stronger
-// than each step needs:
+// Every memory location that one goroutine may read while another writes it
+// goes through sync/atomic: top, bottom, wantSplit, the ring pointer and
+// every ring slot. The code is the same with and without the race detector.
+// Go's atomics are sequentially consistent (all of them fall in one total
+// order consistent with each goroutine's program order), which the
+// algorithm relies on in three places:
 //
-//   - Push writes the slot, then stores bottom. A thief that loads the new
-//     bottom therefore also sees the slot (the store of bottom is a release).
-//   - Pop stores bottom-1 and then loads top. This store-load pair is the
-//     heart of the algorithm: with a thief's load of top followed by its load
-//     of bottom it forms Dekker's pattern, and sequential consistency
-//     guarantees that the owner and a thief cannot both miss each other's
-//     write, so at most one of them takes the last element without a CAS.
-//   - Slots are atomic pointers: a thief may read a slot at the same time as
-//     the owner rewrites it (see below).
+//   - Publication stores the slots, then bottom. A thief that loads the new
+//     bottom therefore also sees the slots (and the ring they are in, which
+//     is stored before them when the ring grows).
+//   - Pop stores bottom-1 and then loads top, and a thief loads top and then
+//     bottom. This is Dekker's pattern: sequential consistency guarantees
+//     that the owner and a thief cannot both miss each other's write, so at
+//     most one of them takes the last element without a CAS.
+//   - The store of bottom that publishes is followed, in the caller, by a
+//     load of the sleeper count (park.Sleepers.Any); a thief that finds
+//     nothing registers itself (an atomic add) and then steals again. Both
+//     sides are sequentially consistent, so either the thief's second steal
+//     sees the published elements or the owner sees the sleeper. (A plain
+//     store of bottom would not do: on x86 a store may wait in the store
+//     buffer while a later load goes ahead, and both sides would miss.)
 //
-// Push needs only store-store order (slot, then bottom). On x86, outside
-// the race detector, it uses plain stores, which are release stores under
-// total store order (see publish_tso.go), so a Push and a Chase-Lev Pop cost
-// one locked instruction: the XCHG of Pop's store of bottom, which the
-// store-load pair above requires (and the split below avoids even that for
-// private elements). Elsewhere every store is a sequentially consistent
-// atomic.
+// On amd64 an atomic store is an XCHG (a locked instruction, about as costly
+// as a CAS) and an atomic load a plain MOV. So a private push or pop costs no
+// locked instruction (one atomic load of wantSplit), a publication of k
+// elements costs k+1 (k slots and bottom, plus the clearing of wantSplit
+// when a thief asked), and a public pop costs one (the store of bottom that
+// the store-load pair above requires), three or four when it takes the last
+// element (the CAS, the second store of bottom, the store of wantSplit).
 //
 // A thief may read a slot while the owner rewrites it: after the thief
-// loaded top and bottom, the owner can pop everything and push a full ring
-// of new elements. The thief's CAS of top then fails and it discards what
-// it read; the read is atomic and word-sized, so it is never torn.
+// loaded top and bottom, the owner can pop everything, and publish a full
+// ring of new elements. The thief's CAS of top then fails and it discards
+// what it read; both accesses are atomic, so this is not a data race.
 //
 // # Split deque
 //
 // The deque is split (as in Lace, van Dijk and van de Pol, and the private
-// deques of Acar, Charguéraud and Rainey, PPoPP 2013): [top, bottom) is
-// public, [bottom, end) is private to the owner. PushLazy appends to the
-// private part and Pop takes from it with plain loads and stores, no atomic
-// instruction at all, because no thief ever reads at or beyond bottom.
+// deques of Acar, Charguéraud and Rainey, PPoPP 2013): thieves see only the
+// public part; PushLazy appends to the private part and Pop takes from it
+// without any atomic write.
 //
-// PushLazy publishes (one release store of bottom = end) when the public
-// part is or may be empty, so that the owner's oldest pending element is
-// always stealable. One flag, wantSplit, says so: it is set by a thief that
-// finds the public part empty and by whoever takes its last element (a
-// thief, or the owner popping or polling it), and cleared by the owner just
-// before it publishes; so the private push (PushPrivate) reads one shared
-// word. In divide and conquer the oldest element is the largest piece of
-// work, the one a thief should take anyway; the younger ones behind it stay
-// private until a thief takes it, and are then published at the owner's
-// next PushLazy. Push, Poll and Publish publish unconditionally. With no
-// private elements (end == bottom), Pop is the Chase-Lev pop above.
+// One flag, wantSplit, says that thieves need work: it is set (to 1) by a
+// thief that finds the public part empty, and by whoever takes the last
+// public element: a thief, or the owner popping or polling it. It is
+// cleared only by the owner, just before a publication of at least one
+// element. Only the owner's push and pop operations consult it:
 //
-// The price is latency: elements behind a stolen one become stealable only
-// at the owner's next PushLazy, about one leaf task later in fork-join code.
+//   - PushPrivate and PopPrivate do their work only while wantSplit == 0.
+//   - PushLazy publishes every private element, x included, when wantSplit
+//     is set; Pop and PopIf publish the remaining private elements when it is
+//     set and some remain. They report the publication, and the caller then
+//     wakes a sleeping worker.
+//
+// So a thief that asked is served at the owner's next push or pop. In divide
+// and conquer the oldest element is the largest piece of work, the one a
+// thief should take anyway; the younger ones behind it stay private until a
+// thief takes it. Push, Poll and Publish publish unconditionally (and leave
+// wantSplit alone: a request they make stale costs one needless publication
+// later, never a hidden element).
+//
+// Why wantSplit == 0 implies a non-empty public part (at rest): it starts at
+// 1, and the owner clears it only just before publishing at least one
+// element. Every take of a public element is followed, later in the
+// sequentially consistent order, by a check of whether the public part is
+// still non-empty, and a taker that finds it empty sets the flag:
+//
+//   - The owner's Pop stores bottom and then loads top. It takes without a
+//     CAS only if that load shows an element left below (top < bottom); it
+//     takes the last element through the CAS and then sets the flag
+//     itself; and if a thief took the last element first, that thief
+//     checks.
+//   - A thief CASes top from t to t+1 and then loads bottom again, and sets
+//     the flag if that load returns at most t+1. It must not rely on the
+//     bottom it loaded before the CAS: meanwhile the owner may have popped
+//     the elements above t without a CAS (it saw top == t), so that the
+//     thief's take leaves the public part empty although the old bottom
+//     said otherwise.
+//   - A taker that finds elements left leaves the emptying to a later take,
+//     which checks in turn; if none comes, the public part stays non-empty.
+//
+// The taker's check and its store are two steps (a load, then a store
+// only if the flag is 0, to spare the thieves' cache line). If the owner
+// clears the flag in between, the publication that follows the clearing
+// refills the public part, so the taker's later store is at worst
+// spurious; a thief whose load saw 1 just before the clearing is served by
+// that same publication.
+//
+// The flag may be set spuriously (a publication came between the check and
+// the store); that costs one needless publication, never a hidden element.
+//
+// The price of privacy is latency: elements behind a stolen one become
+// stealable only at the owner's next push or pop, about one leaf task later
+// in fork-join code.
 package deque
 
 import (
@@ -84,42 +153,45 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-// minCapacity is the initial ring size; it must be a power of two.
+// minCapacity is the initial ring and private buffer size; it must be a
+// power of two.
 const minCapacity = 64
 
 // Deque is a Chase-Lev work-stealing deque of *T. The zero value is not
-// usable; call New. Push, PushLazy, Pop, Poll, Publish and OwnerLen may be
-// called only by the owner (one goroutine at a time); Steal and Len by
-// anyone.
+// usable; call New. Push, PushLazy, PushPrivate, Pop, PopPrivate, PopIf,
+// Poll, Publish and OwnerLen may be called only by the owner (one goroutine
+// at a time); Steal, Len and Cap by anyone.
 //
-// The algorithm lives in core, on unsafe.Pointer slots, and Deque[T] only
-// converts: the core is compiled once instead of once per GC shape, with no
-// generic dictionary on the fork/join path, and its fast paths (a private
-// push, a private pop) are small enough for the compiler to inline into the
-// runtime's fork and join.
+// The algorithm lives in core, on unsafe.Pointer elements, and Deque[T]
+// only converts: the core is compiled once instead of once per GC shape,
+// with no generic dictionary on the fork/join path, and its fast paths (a
+// private push, a private pop) are small enough for the compiler to inline
+// into the runtime's fork and join.
 type Deque[T any] struct{ c core }
 
-// core is the untyped deque. Slots hold unsafe.Pointer values, which the
+// core is the untyped deque. Elements are unsafe.Pointer values, which the
 // garbage collector traces like any pointer.
 type core struct {
 	// top and bottom point into a cache-line-aligned block so that thieves
 	// hammering top do not invalidate the owner's line holding bottom.
 	top       *atomic.Int64
-	bottom    *atomic.Int64 // the split point: [top, bottom) is public
-	wantSplit *atomic.Int64 // 1: the public part was found or left empty (see pushLazy)
+	bottom    *atomic.Int64 // [top, bottom) are the public elements
+	wantSplit *atomic.Int64 // 1: thieves need work (see "Split deque")
 	ring      atomic.Pointer[ring]
 
 	_ [128]byte // the owner's private fields below, off the thieves' lines
 
-	end      int64          // owner only: [bottom, end) are private elements
-	topCache int64          // owner only: a value top had; top only grows
-	slots    unsafe.Pointer // owner only: &ring.slots[0] of the current ring
-	mask     int64          // owner only: ring.mask of the current ring
+	// Owner only: no other goroutine reads or writes these fields or the
+	// backing array of priv, so the owner uses plain loads and stores.
+	priv     []unsafe.Pointer // priv[:n] are the private elements, oldest first
+	n        int              // number of private elements
+	bot      int64            // the value of bottom (only the owner writes it)
+	topCache int64            // a value top had; top only grows
 }
 
 type ring struct {
 	mask  int64
-	slots []unsafe.Pointer // read and written with sync/atomic (see publish_*.go)
+	slots []unsafe.Pointer // accessed with sync/atomic once the ring is installed
 }
 
 func newRing(capacity int64) *ring {
@@ -129,6 +201,8 @@ func newRing(capacity int64) *ring {
 func (r *ring) slot(i int64) *unsafe.Pointer { return &r.slots[i&r.mask] }
 
 func (r *ring) load(i int64) unsafe.Pointer { return atomic.LoadPointer(r.slot(i)) }
+
+func (r *ring) store(i int64, x unsafe.Pointer) { atomic.StorePointer(r.slot(i), x) }
 
 // cacheLineWords is the cache line size in 8-byte words, from cpuid, at
 // least 8 (64 bytes). Doubled because adjacent-line prefetchers pull lines
@@ -159,42 +233,28 @@ func (c *core) init() {
 	c.wantSplit = &block[skip+1] // written by thieves, like top
 	c.bottom = &block[skip+stride]
 	c.wantSplit.Store(1) // empty: the first lazy push publishes
-	c.setRing(newRing(minCapacity))
-}
-
-// setRing installs r, for thieves and in the owner's cached copies.
-func (c *core) setRing(r *ring) {
-	c.slots = unsafe.Pointer(&r.slots[0])
-	c.mask = r.mask
-	c.ring.Store(r)
-}
-
-// at returns the owner's view of the slot of index i in the current ring,
-// without the loads of ring and the bounds check of r.slot.
-func (c *core) at(i int64) *unsafe.Pointer {
-	return (*unsafe.Pointer)(unsafe.Add(c.slots, (i&c.mask)*int64(unsafe.Sizeof(c.slots))))
+	c.priv = make([]unsafe.Pointer, minCapacity)
+	c.ring.Store(newRing(minCapacity))
 }
 
 // Push adds x at the bottom and makes every element visible to thieves.
 // Owner only.
 func (d *Deque[T]) Push(x *T) {
-	d.c.push(unsafe.Pointer(x))
+	d.c.appendPrivate(unsafe.Pointer(x))
 	d.c.publish()
 }
 
-// PushLazy adds x at the bottom but keeps it private, invisible to thieves
-// and free of any atomic instruction, as long as a public element remains
-// for thieves to take and no thief has asked for work since the last
-// publication. Otherwise (the public part is empty, or a thief found it
-// empty) it publishes every private element and reports true, and the
-// caller should wake a sleeping worker if there is one. Owner only. See
-// "Split deque" in the package documentation.
-func (d *Deque[T]) PushLazy(x *T) bool { return d.c.pushLazy(unsafe.Pointer(x)) }
+// PushLazy adds x at the bottom. It keeps x private, invisible to thieves
+// and free of any atomic write, unless a thief has asked for work (see
+// "Split deque" in the package documentation); then it publishes every
+// private element, x included, and reports true, and the caller should wake
+// a sleeping worker if there is one. Owner only.
+func (d *Deque[T]) PushLazy(x *T) (published bool) { return d.c.pushLazy(unsafe.Pointer(x)) }
 
-// PushPrivate is the fast path of PushLazy: if x can be added without a
-// publication or a larger ring it adds it and reports true, and otherwise
-// it does nothing and reports false, and the caller should call PushLazy.
-// It calls nothing and inlines. Owner only.
+// PushPrivate is the fast path of PushLazy: if no thief has asked for work
+// and the private buffer has room, it adds x privately and reports true;
+// otherwise it does nothing and reports false, and the caller should call
+// PushLazy. It calls nothing and inlines. Owner only.
 func (d *Deque[T]) PushPrivate(x *T) bool { return d.c.pushPrivate(unsafe.Pointer(x)) }
 
 // Publish makes every private element visible to thieves and reports
@@ -203,13 +263,30 @@ func (d *Deque[T]) Publish() bool { return d.c.publishIfPrivate() }
 
 // Pop removes and returns the bottom element (LIFO), or nil if the deque is
 // empty. Owner only. A private element is taken with plain loads and
-// stores; a public one costs one locked instruction.
-func (d *Deque[T]) Pop() *T { return (*T)(d.c.pop()) }
+// stores; a public one costs one locked instruction (three or four for the
+// last).
+// If it takes a private element while a thief has asked for work and
+// private elements remain, it publishes them and reports published, and the
+// caller should wake a sleeping worker if there is one.
+func (d *Deque[T]) Pop() (x *T, published bool) {
+	p, published := d.c.pop()
+	return (*T)(p), published
+}
 
-// PopPrivate is the fast path of Pop: it removes and returns the bottom
-// element if it is private, and otherwise returns nil, and the caller
-// should call Pop. It calls nothing and inlines. Owner only.
+// PopPrivate is the fast path of Pop: if no thief has asked for work and
+// the bottom element is private, it removes and returns it; otherwise it
+// returns nil, and the caller should call Pop. It calls nothing and
+// inlines. Owner only.
 func (d *Deque[T]) PopPrivate() *T { return (*T)(d.c.popPrivate()) }
+
+// PopIf removes x and reports removed if x is the bottom element, private
+// or public (a public one is taken by the Chase-Lev protocol, and may turn
+// out to have been stolen: then it reports false). Otherwise it removes
+// nothing and reports false. Like Pop it never returns with work hidden:
+// if a thief has asked for work and private elements remain, whether or
+// not it removed x, it publishes them and reports published, and the
+// caller should wake a sleeping worker if there is one. Owner only.
+func (d *Deque[T]) PopIf(x *T) (removed, published bool) { return d.c.popIf(unsafe.Pointer(x)) }
 
 // Poll removes and returns the top element (FIFO), or nil if the deque is
 // empty. Owner only: it is how an async-mode worker runs its own tasks
@@ -220,8 +297,8 @@ func (d *Deque[T]) Poll() *T { return (*T)(d.c.poll()) }
 // public part is empty or when it lost a race for the element to another
 // thief or the owner; in the latter case someone else made progress, and
 // the caller may simply try again or try elsewhere. Finding the public part
-// empty asks the owner to publish its private part at its next PushLazy.
-// Safe for any goroutine.
+// empty, or taking its last element, asks the owner to publish its private
+// part at its next push or pop. Safe for any goroutine.
 func (d *Deque[T]) Steal() *T {
 	x, _ := d.c.steal(true)
 	return (*T)(x)
@@ -229,7 +306,7 @@ func (d *Deque[T]) Steal() *T {
 
 // OwnerLen reports the number of elements, private ones included. Owner
 // only.
-func (d *Deque[T]) OwnerLen() int { return int(d.c.end - d.c.top.Load()) }
+func (d *Deque[T]) OwnerLen() int { return int(d.c.bot-d.c.top.Load()) + d.c.n }
 
 // Len reports the number of public elements, those a thief can take: a
 // snapshot, safe for anyone.
@@ -244,107 +321,165 @@ func (d *Deque[T]) Len() int {
 // Cap reports the capacity of the current ring (for tests and stats).
 func (d *Deque[T]) Cap() int { return int(d.c.ring.Load().mask + 1) }
 
-// push appends x to the private part. It allocates only when the ring
-// grows.
-func (c *core) push(x unsafe.Pointer) {
-	e := c.end
-	if e-c.topCache > c.mask { // may be full: refresh the cached top
-		c.makeRoom(e)
-	}
-	storeSlot(c.at(e), x)
-	c.end = e + 1
-}
-
 // pushPrivate is the fast path of pushLazy: it appends x to the private
-// part and reports true if that needs neither a publication nor a larger
-// ring, and otherwise does nothing and reports false. It calls nothing, so
-// that it inlines into the runtime's fork.
+// part and reports true if no thief asked for work and priv has room, and
+// otherwise does nothing and reports false. It calls nothing, so that it
+// inlines into the runtime's fork.
 //
-// wantSplit is 1 whenever the public part may be empty: it starts at 1, a
-// thief that finds the public part empty or takes its last element sets it,
-// and so does the owner when a pop or poll takes the last public element.
-// So wantSplit == 0 means that a thief still has something to take, and
-// the new element can stay private. The flag may be set spuriously (bottom
-// grew meanwhile), which costs one needless publication, never a hidden
-// element: publishLazy clears the flag before it publishes, so a request
-// made at any time is served by this or the next publication.
+// wantSplit == 0 means that the public part is non-empty, or that a taker
+// of its last element is about to set the flag (see "Split deque"), so the
+// new element can stay private.
 func (c *core) pushPrivate(x unsafe.Pointer) bool {
-	e := c.end
-	if e-c.topCache > c.mask || c.wantSplit.Load() != 0 {
+	p, n := c.priv, c.n
+	if uint(n) >= uint(len(p)) || c.wantSplit.Load() != 0 {
 		return false
 	}
-	storeSlot(c.at(e), x)
-	c.end = e + 1
+	p[n] = x // plain: priv is owner-only
+	c.n = n + 1
 	return true
 }
 
-// pushLazy is push that publishes only when needed (see PushLazy).
+// popPrivate is the fast path of pop: it takes the newest private element
+// if there is one and no thief asked for work, and otherwise returns nil.
+// It calls nothing, so that it inlines into the runtime's join.
+func (c *core) popPrivate() unsafe.Pointer {
+	p, n := c.priv, c.n-1
+	if uint(n) >= uint(len(p)) || c.wantSplit.Load() != 0 {
+		return nil // n < 0: no private element
+	}
+	c.n = n
+	return p[n] // plain: priv is owner-only
+}
+
+// appendPrivate appends x to the private part, growing priv if it is full.
+// It allocates only when priv grows.
+func (c *core) appendPrivate(x unsafe.Pointer) {
+	if c.n == len(c.priv) {
+		p := make([]unsafe.Pointer, 2*len(c.priv))
+		copy(p, c.priv) // plain: priv is owner-only
+		c.priv = p
+	}
+	c.priv[c.n] = x // plain: priv is owner-only
+	c.n++
+}
+
+// pushLazy is push that publishes only when a thief asked (see PushLazy).
 func (c *core) pushLazy(x unsafe.Pointer) bool {
 	if c.pushPrivate(x) {
 		return false
 	}
-	c.push(x)
+	c.appendPrivate(x)
 	if c.wantSplit.Load() == 0 {
-		return false // the ring grew, and thieves still have work
+		return false // priv grew; thieves still have work
 	}
-	return c.publishLazy()
-}
-
-func (c *core) publishLazy() bool {
-	c.wantSplit.Store(0)
-	c.publish()
+	c.publishLazy()
 	return true
 }
 
+// publishLazy serves a thief's request: it clears wantSplit and then
+// publishes the private elements, of which there must be at least one (so
+// that the public part is non-empty once wantSplit is 0).
+func (c *core) publishLazy() {
+	c.wantSplit.Store(0)
+	c.publish()
+}
+
 func (c *core) publishIfPrivate() bool {
-	if c.end == c.bottom.Load() {
+	if c.n == 0 {
 		return false
 	}
 	c.publish()
 	return true
 }
 
+// publish copies the private elements into the ring at [bot, bot+n), with
+// atomic stores (a stale thief may read those slots), and then stores
+// bottom, which makes them visible to thieves.
 func (c *core) publish() {
-	storeRelease(c.bottom, c.end) // publishes the slots to thieves
+	b, n := c.bot, int64(c.n)
+	r := c.ring.Load()
+	if b+n-c.topCache > r.mask+1 { // may not fit: refresh the cached top
+		r = c.makeRoom(b + n)
+	}
+	for i, x := range c.priv[:n] { // plain loads: priv is owner-only
+		r.store(b+int64(i), x)
+	}
+	c.n = 0
+	c.bot = b + n
+	c.bottom.Store(b + n)
 }
 
-// makeRoom refreshes the cached top and grows the ring if it is full.
-func (c *core) makeRoom(e int64) {
+// makeRoom refreshes the cached top and grows the ring until indices
+// [top, e) fit. It returns the current ring.
+func (c *core) makeRoom(e int64) *ring {
 	c.topCache = c.top.Load()
 	t := c.topCache
 	old := c.ring.Load()
-	if e-t <= old.mask {
-		return
+	size := old.mask + 1
+	if e-t <= size {
+		return old
 	}
-	r := newRing(2 * (old.mask + 1))
-	for i := t; i < e; i++ {
-		atomic.StorePointer(r.slot(i), old.load(i))
+	for e-t > size {
+		size *= 2
 	}
-	c.setRing(r)
+	r := newRing(size)
+	for i := t; i < c.bot; i++ {
+		// Plain store: r is not yet reachable by any other goroutine; the
+		// atomic store of c.ring below publishes these writes.
+		*r.slot(i) = old.load(i)
+	}
+	c.ring.Store(r)
+	return r
 }
 
-// pop takes a private element with plain loads and stores (no thief reads
-// at or beyond bottom), else falls back to the Chase-Lev pop.
-func (c *core) pop() unsafe.Pointer {
-	if x := c.popPrivate(); x != nil {
-		return x
+// pop takes the newest private element, else does the Chase-Lev pop of the
+// public part. See Pop.
+func (c *core) pop() (x unsafe.Pointer, published bool) {
+	p, n := c.priv, c.n-1
+	if uint(n) >= uint(len(p)) { // n < 0: no private element
+		return c.popPublic(), false
 	}
-	return c.popPublic()
+	c.n = n
+	x = p[n] // plain: priv is owner-only
+	if n > 0 && c.wantSplit.Load() != 0 {
+		c.publishLazy() // as serve, spelled out: this is the join's slow path
+		published = true
+	}
+	return x, published
 }
 
-// popPrivate takes the newest private element, or returns nil if there is
-// none. It calls nothing, so that it inlines into the runtime's join.
-func (c *core) popPrivate() unsafe.Pointer {
-	if e := c.end - 1; e >= c.bottom.Load() {
-		c.end = e
-		return *c.at(e) // only the owner writes slots, so a plain load is no race
+// serve publishes the private elements if a thief asked for work and there
+// are any, and reports whether it did.
+func (c *core) serve() bool {
+	if c.n == 0 || c.wantSplit.Load() == 0 {
+		return false
 	}
-	return nil
+	c.publishLazy()
+	return true
 }
 
-// popPublic is the Chase-Lev pop, for a deque with no private part.
+// popIf is PopIf.
+func (c *core) popIf(x unsafe.Pointer) (removed, published bool) {
+	if n := c.n - 1; n >= 0 {
+		if c.priv[n] == x { // plain: priv is owner-only
+			c.n = n
+			removed = true
+		}
+		return removed, c.serve()
+	}
+	b := c.bot - 1
+	if c.top.Load() > b || c.ring.Load().load(b) != x {
+		// Empty, or x is not the newest element. Slots are written only by
+		// the owner, so slot b holds the element of index b as long as it is
+		// live, and popPublic below takes exactly that element or nothing.
+		return false, false
+	}
+	return c.popPublic() != nil, false
+}
+
+// popPublic is the Chase-Lev pop, for a deque with no private element.
 func (c *core) popPublic() unsafe.Pointer {
-	b := c.bottom.Load() - 1
+	b := c.bot - 1
 	if c.top.Load() > b {
 		// Empty. top only grows, so this is not a stale answer; skipping the
 		// store of bottom keeps polling an empty deque free of locked
@@ -353,25 +488,36 @@ func (c *core) popPublic() unsafe.Pointer {
 	}
 	c.bottom.Store(b)
 	t := c.top.Load() // must follow the store of bottom (see package doc)
-	var x unsafe.Pointer
 	switch {
 	case t > b:
-		// A thief took the last element between our two loads of top.
+		// A thief took the last element between our two loads of top (and
+		// set wantSplit: see steal).
 		c.bottom.Store(b + 1)
+		return nil
 	case t == b:
 		// Last element: race the thieves for it through top. Either way the
 		// public part is now empty: ask for the next push to publish.
-		x = *c.at(b)
+		x := c.ring.Load().load(b)
 		if !c.top.CompareAndSwap(t, t+1) {
 			x = nil
 		}
 		c.bottom.Store(b + 1)
-		c.wantSplit.Store(1)
+		c.requestSplit()
+		return x
 	default:
-		x = *c.at(b)
+		// t < b: elements [t, b) remain, and a thief that takes the last of
+		// them sets wantSplit.
+		c.bot = b
+		return c.ring.Load().load(b)
 	}
-	c.end = c.bottom.Load()
-	return x
+}
+
+// requestSplit sets wantSplit unless it is already set (a load is cheaper
+// than a store on the thieves' cache line).
+func (c *core) requestSplit() {
+	if c.wantSplit.Load() == 0 {
+		c.wantSplit.Store(1)
+	}
 }
 
 func (c *core) poll() unsafe.Pointer {
@@ -387,13 +533,14 @@ func (c *core) poll() unsafe.Pointer {
 // steal takes the top element; thief says whether an empty public part
 // should ask the owner to publish (not when the owner polls itself, which
 // publishes first). Whoever takes the last public element asks as well, so
-// that wantSplit is set whenever the public part is empty (see pushLazy).
+// that wantSplit is set whenever the public part is empty (see "Split
+// deque").
 func (c *core) steal(thief bool) (x unsafe.Pointer, retry bool) {
 	t := c.top.Load()
 	b := c.bottom.Load() // must follow the load of top (see package doc)
 	if t >= b {
-		if thief && c.wantSplit.Load() == 0 {
-			c.wantSplit.Store(1)
+		if thief {
+			c.requestSplit()
 		}
 		return nil, false
 	}
@@ -401,8 +548,10 @@ func (c *core) steal(thief bool) (x unsafe.Pointer, retry bool) {
 	if !c.top.CompareAndSwap(t, t+1) {
 		return nil, true
 	}
-	if t+1 == b && c.wantSplit.Load() == 0 {
-		c.wantSplit.Store(1)
+	// Re-load bottom: the b above predates the CAS, and the owner may have
+	// popped the elements above t since (see "Split deque").
+	if t+1 >= c.bottom.Load() {
+		c.requestSplit()
 	}
 	return x, false
 }

@@ -39,7 +39,7 @@ func FuzzOwnerOps(f *testing.F) {
 					model = append(model, &v)
 				}
 			case 2:
-				got := d.Pop()
+				got, _ := d.Pop()
 				var want *int
 				if len(model) > 0 {
 					want = model[len(model)-1]
