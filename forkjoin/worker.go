@@ -101,8 +101,28 @@ func (w *Worker) pushPrivate(n *node) bool {
 }
 
 // pushPublishing is push's slow path, after pushPrivate reported false.
+// If the push published w's private tasks (a thief asked for work), it
+// wakes a sleeper to take them.
 func (w *Worker) pushPublishing(n *node) {
-	if w.deque.PushLazy(n) && w.sleepers.Any() {
+	if w.deque.PushLazy(n) {
+		w.published()
+	}
+}
+
+// pop takes the newest task of w's deque, and wakes a sleeper if that
+// published the remaining private tasks (a thief asked for work: see
+// internal/deque, "No hidden work").
+func (w *Worker) pop() *node {
+	x, pub := w.deque.Pop()
+	if pub {
+		w.published()
+	}
+	return x
+}
+
+// published wakes a sleeper, if any, after w published tasks.
+func (w *Worker) published() {
+	if w.sleepers.Any() {
 		w.sleepers.WakeOne()
 	}
 }
@@ -134,7 +154,7 @@ func (w *Worker) unpushAfter(x, n *node) bool {
 				return false // run meanwhile by a Join nested in x
 			}
 		}
-		x = w.deque.Pop()
+		x = w.pop()
 		if x == n {
 			return true
 		}
@@ -144,16 +164,14 @@ func (w *Worker) unpushAfter(x, n *node) bool {
 	}
 }
 
-// unpushOnly removes n if it is at the bottom of w's deque, running nothing.
+// unpushOnly removes n if it is the newest task of w's deque, running
+// nothing.
 func (w *Worker) unpushOnly(n *node) bool {
-	x := w.deque.Pop()
-	if x == n {
-		return true
+	removed, pub := w.deque.PopIf(n)
+	if pub {
+		w.published()
 	}
-	if x != nil {
-		w.deque.PushLazy(x) // not ours: put it back where it was
-	}
-	return false
+	return removed
 }
 
 // execute runs a node taken from a deque or the submission queue. A
@@ -257,7 +275,7 @@ func (w *Worker) findHelp(n *node) *node {
 	if w.group == 0 {
 		return w.findWork() // waitForeign: any task of the pool
 	}
-	if x := w.deque.Pop(); x != nil { // newest first in either mode (see Scope)
+	if x := w.pop(); x != nil { // newest first in either mode (see Scope)
 		if x = w.mayHelp(x); x != nil {
 			return x
 		}
@@ -305,7 +323,7 @@ func (w *Worker) findWork() *node {
 	if w.fifo {
 		x = w.deque.Poll()
 	} else {
-		x = w.deque.Pop()
+		x = w.pop()
 	}
 	if x != nil {
 		return x

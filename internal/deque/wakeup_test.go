@@ -50,7 +50,7 @@ func TestNoLostWakeupWithPark(t *testing.T) {
 				if d.Steal() != nil {
 					break
 				}
-				s.Prepare(thiefID)
+				s.Prepare(thiefID, true)
 				if d.Steal() != nil {
 					s.Cancel(thiefID)
 					rechecks.Add(1)
