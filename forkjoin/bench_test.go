@@ -281,3 +281,66 @@ func BenchmarkWakeLatency(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)/2])/1e3, "µs-median")
 	})
 }
+
+// spinFor busy-waits for d: a CPU-bound leaf of a known length.
+func spinFor(d time.Duration) {
+	for t0 := time.Now(); time.Since(t0) < d; {
+		sink.Add(1)
+	}
+}
+
+// BenchmarkFlatLoop forks 32 independent leaves of 300 µs each from one
+// task in a loop, on 2 workers that start asleep, and joins them in fork
+// order, in reverse order, or waits for them as the spawns of a scope: the
+// shape of code that forks a varying number of subtasks. The ideal is half
+// the serial time (4.8 ms); the metric ideal-ratio is the time over that.
+// Work hidden in the forking worker's deque shows as a ratio near 2.
+// Run with -cpu 2 (two workers need two Ps).
+func BenchmarkFlatLoop(b *testing.B) {
+	const leaves, leaf = 32, 300 * time.Microsecond
+	ideal := leaves * leaf / 2
+	shapes := map[string]func(w *forkjoin.Worker){
+		"fork-join-in-order": func(w *forkjoin.Worker) {
+			var fs [leaves]*forkjoin.Future[int]
+			for i := range fs {
+				fs[i] = forkjoin.Fork(w, func(*forkjoin.Worker) int { spinFor(leaf); return 1 })
+			}
+			for _, f := range fs {
+				f.Join(w)
+			}
+		},
+		"fork-join-reversed": func(w *forkjoin.Worker) {
+			var fs [leaves]*forkjoin.Future[int]
+			for i := range fs {
+				fs[i] = forkjoin.Fork(w, func(*forkjoin.Worker) int { spinFor(leaf); return 1 })
+			}
+			for i := len(fs) - 1; i >= 0; i-- {
+				fs[i].Join(w)
+			}
+		},
+		"scope-spawn": func(w *forkjoin.Worker) {
+			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+				for range leaves {
+					s.Spawn(w, func(*forkjoin.Worker) { spinFor(leaf) })
+				}
+			})
+		},
+	}
+	for _, name := range []string{"fork-join-in-order", "fork-join-reversed", "scope-spawn"} {
+		body := shapes[name]
+		b.Run(name, func(b *testing.B) {
+			p := forkjoin.New(forkjoin.WithParallelism(2))
+			defer p.Close()
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				time.Sleep(2 * time.Millisecond) // both workers park
+				b.StartTimer()
+				t0 := time.Now()
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })
+				total += time.Since(t0)
+			}
+			b.ReportMetric(float64(total)/float64(b.N)/float64(ideal), "ideal-ratio")
+		})
+	}
+}
