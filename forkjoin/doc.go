@@ -1,14 +1,15 @@
 // Package forkjoin is magpie's fork-join runtime: a pool of workers, each
 // with its own work-stealing deque, that runs divide-and-conquer
-// computations whose forks cost tens of nanoseconds when nobody steals them
-// (a goroutine and a WaitGroup cost over a microsecond).
+// computations whose forks cost a push and a pop on the worker's own deque
+// when nobody steals them (docs/benchmarks.md has the figures, against a
+// goroutine and a WaitGroup per fork).
 //
 // A computation starts from outside with Invoke (or Submit, Execute, Run)
 // and receives the *Worker it runs on. Inside, it splits its work with Join
-// (two closures), JoinTasks (two typed tasks: no allocation at all, about
-// 10 ns per un-stolen fork on our machine) or ForkTask and Future.Join (the
-// same cost, and no allocation either while the Future stays in the
-// forking function), and passes the worker down:
+// (two closures), JoinTasks (two typed tasks: no allocation at all) or
+// ForkTask and Future.Join (no allocation either while the Future stays in
+// the forking function; settling the Future adds one atomic store), and
+// passes the worker down:
 //
 //	pool := forkjoin.New()
 //	defer pool.Close()
@@ -35,10 +36,13 @@
 // A fork pushes the task on the bottom of the worker's deque; the join pops
 // it back and runs it inline unless another worker stole it from the top
 // meanwhile. A worker whose joined task was stolen does not block: it runs
-// other tasks (its own, then the thief's, then anyone's) until the task
-// completes, and sleeps only when there is nothing to run. Idle workers
-// steal from random victims, then take submissions from outside, then spin
-// briefly and sleep; new work wakes a sleeper only if one sleeps.
+// other tasks of the same computation (its own, then the thief's, then
+// anyone's) until the task completes, and sleeps only when there is none
+// to run; it never runs a task of another computation, whose panic or
+// runtime.Goexit could then unwind through the frames it waits in. Idle
+// workers steal from random victims, then run tasks handed off by waiting
+// workers, then take submissions from outside, then spin briefly and
+// sleep; new work wakes a sleeper only if one sleeps.
 // docs/design.md in the repository describes the algorithms, the
 // memory-ordering arguments and the measured costs.
 //

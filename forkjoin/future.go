@@ -43,8 +43,9 @@ const (
 
 // Fork schedules fn to run on the pool, possibly on another worker, and
 // returns its Future. Join it from the same task to get the result; an
-// un-stolen Fork+Join costs a push and a pop on w's own deque, with no
-// atomic instruction. The Future itself allocates nothing unless it escapes
+// un-stolen Fork+Join costs a push and a pop on w's own deque and one
+// atomic store that settles the Future (another goroutine may read it).
+// The Future itself allocates nothing unless it escapes
 // (see Future); the closure fn does if it captures variables, which
 // ForkTask avoids.
 func Fork[T any](w *Worker, fn func(*Worker) T) *Future[T] {

@@ -36,9 +36,9 @@
 //
 //	left, right := task.InvokeBoth(w, Sum{s.xs[:mid], s.cut}, Sum{s.xs[mid:], s.cut})
 //
-// which says the same in one call. Both cost about 10 ns per un-stolen fork
-// and join on our machine, and neither allocates when warm (see
-// forkjoin.Future). Use Fork when a task forks a varying number of
+// which says the same in one call. Neither allocates when warm (see
+// forkjoin.Future); InvokeBoth, which has no handle to settle, is the
+// cheaper of the two (docs/benchmarks.md). Use Fork when a task forks a varying number of
 // subtasks or joins them out of order; InvokeBoth, InvokeSlice and
 // InvokeAll when it forks a known set and waits for all of them.
 //
