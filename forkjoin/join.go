@@ -10,7 +10,8 @@ package forkjoin
 // removed unrun if no other worker has taken it, and waited for (helping)
 // if one has. If a calls runtime.Goexit instead, Join does not wait: b is
 // removed unrun if it is the newest task of w's deque, and otherwise left
-// to run as any forked task does.
+// to run as any forked task does. So an un-started b never runs once a
+// has panicked, as Java's invokeAll cancels (rayon's join runs b anyway).
 //
 // Join hands out no handle, so its node is recycled: after warm-up it
 // allocates nothing beyond the closure b itself when b captures variables

@@ -17,7 +17,9 @@ import (
 // been removed unrun from the deque, then re-panics with a
 // *forkjoin.PanicError holding the original value and stack (the first in
 // argument order among those that panicked, as far as the halving can
-// tell). w must be the worker running the calling task.
+// tell). A task that has not started when a sibling panics never runs, as
+// Java's invokeAll cancels the rest (rayon's join, by contrast, runs both
+// sides). w must be the worker running the calling task.
 //
 // The variadic parameter is an interface, so the caller boxes each task
 // (an allocation for most struct types) and mixed task types are allowed.
