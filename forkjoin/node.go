@@ -24,13 +24,14 @@ type node struct {
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 	group uint64                 // the computation the node belongs to (see handoff); written before the node is pushed
-	next  *node                  // link in the pool's submission stack
+	next  *node                  // link in the injector's list of its level (root nodes only; guarded by injector.mu)
 
 	// Submitted (root) tasks only: root marks them, and claimed decides
 	// who runs one, since a root may be run by a worker that joins its
 	// Future while it still sits in a queue.
-	root    bool
-	claimed atomic.Bool
+	root     bool
+	claimed  atomic.Bool
+	queuedAt int64 // nanotime at push, for the queue wait (written before, read after injector.mu)
 }
 
 // job is implemented by every object that embeds a node.

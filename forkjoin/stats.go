@@ -3,6 +3,7 @@ package forkjoin
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // Stats is a snapshot of a pool's counters. Each worker counts in plain
@@ -10,6 +11,10 @@ import (
 // publishes them whenever it goes idle, parks or exits; Stats sums
 // the published values. While work is running the snapshot may lag the
 // workers by a little; once the pool is idle or closed it is exact.
+//
+// The counters about submissions (Submitted, Completed, the Queued*
+// levels and the queue wait) do not lag: they are atomics, written where
+// a task is queued, taken or completed, and read by Stats without a lock.
 type Stats struct {
 	Workers   int    // worker goroutines alive
 	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
@@ -22,12 +27,27 @@ type Stats struct {
 	Panics    uint64 // panics of Execute tasks handed to the panic handler
 	Queued    int    // tasks waiting in deques and the submission queue now
 	Idle      int    // workers looking for work or asleep now
+
+	// Completed counts the submitted tasks that have completed, returned or
+	// panicked (a task that calls runtime.Goexit is not counted).
+	Completed uint64
+	// QueuedUrgent, QueuedNormal and QueuedBackground are the submitted
+	// tasks waiting in the submission queue now, by priority.
+	QueuedUrgent, QueuedNormal, QueuedBackground int
+	// QueueWaits counts the submitted tasks taken from the submission
+	// queue; QueueWaitTotal and QueueWaitMax are the sum and the longest of
+	// their queue waits, from submission until a worker took the task.
+	QueueWaits     uint64
+	QueueWaitTotal time.Duration
+	QueueWaitMax   time.Duration
 }
 
 // String formats the counters on one line.
 func (s Stats) String() string {
-	return fmt.Sprintf("workers=%d submitted=%d executed=%d forks=%d steals=%d helped=%d parks=%d blocks=%d panics=%d queued=%d idle=%d",
-		s.Workers, s.Submitted, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Blocks, s.Panics, s.Queued, s.Idle)
+	return fmt.Sprintf("workers=%d submitted=%d executed=%d forks=%d steals=%d helped=%d parks=%d blocks=%d panics=%d queued=%d idle=%d"+
+		" completed=%d queued_urgent=%d queued_normal=%d queued_background=%d queue_waits=%d queue_wait_total=%v queue_wait_max=%v",
+		s.Workers, s.Submitted, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Blocks, s.Panics, s.Queued, s.Idle,
+		s.Completed, s.QueuedUrgent, s.QueuedNormal, s.QueuedBackground, s.QueueWaits, s.QueueWaitTotal, s.QueueWaitMax)
 }
 
 // counters are a worker's own, written without atomics by its goroutine.
@@ -54,14 +74,22 @@ func (w *Worker) publish() {
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {
 	live, idle := splitCounts(p.counts.Load())
+	q := p.inj
 	s := Stats{
-		Workers:   live,
-		Submitted: p.submitted.Load(),
-		Panics:    p.panics.Load(),
-		Queued:    int(p.subLen.Load()) + p.handoff.len(),
-		Idle:      idle,
+		Workers:          live,
+		Submitted:        q.submitted.Load(),
+		Panics:           p.panics.Load(),
+		Queued:           q.len() + p.handoff.len(),
+		Idle:             idle,
+		QueuedUrgent:     int(q.queued[Urgent.level()].Load()),
+		QueuedNormal:     int(q.queued[Normal.level()].Load()),
+		QueuedBackground: int(q.queued[Background.level()].Load()),
+		QueueWaits:       q.waits.Load(),
+		QueueWaitTotal:   time.Duration(q.waitTotal.Load()),
+		QueueWaitMax:     time.Duration(q.waitMax.Load()),
 	}
 	for _, w := range p.workers {
+		s.Completed += w.completed.Load()
 		s.Executed += w.pub.executed.Load()
 		s.Forks += w.pub.forks.Load()
 		s.Steals += w.pub.steals.Load()

@@ -1,6 +1,9 @@
 package forkjoin
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // Runner is where a computation runs: a *Pool (from outside, the call
 // submits and waits) or a *Worker (from inside a task, the call runs inline
@@ -31,33 +34,89 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 
 // Execute schedules fn to run on the pool and returns without waiting. It
 // returns ErrClosed once Close has been called, and ErrQueueFull when the
-// pool's submission queue is bounded (WithMaxQueued) and full. Nobody joins fn, so a panic
-// in it goes to the pool's panic handler (WithPanicHandler).
+// pool's submission queue is bounded (WithMaxQueued) and full. Nobody joins
+// fn, so a panic in it goes to the pool's panic handler (WithPanicHandler).
+//
+// Tasks submitted from outside (Execute, Submit, Invoke and their
+// variants) are taken from the submission queue one at a time, in the order
+// their submissions were accepted, within each priority level, in both LIFO
+// and FIFO mode; Execute submits at Normal priority (see ExecutePriority).
 func (p *Pool) Execute(fn func(*Worker)) error {
+	return p.ExecutePriority(Normal, fn)
+}
+
+// ExecutePriority is Execute at priority prio: a queued task is taken
+// before every queued task of a lower priority (but for aging, see
+// WithPriorityAging).
+func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
 	}
-	return p.submit(nil, &(&execNode{fn: fn, pool: p}).init().node, false)
+	e := newExecNode(p, fn)
+	if err := p.submitAt(nil, &e.node, prio, false); err != nil {
+		e.recycle()
+		return err
+	}
+	return nil
 }
 
 // ExecuteContext is Execute that, when the submission queue is bounded
 // (WithMaxQueued) and full, waits for room until ctx is done, returning
 // ctx.Err() then. It returns ErrClosed if the pool closes meanwhile.
 func (p *Pool) ExecuteContext(ctx context.Context, fn func(*Worker)) error {
+	return p.ExecuteContextPriority(ctx, Normal, fn)
+}
+
+// ExecuteContextPriority is ExecuteContext at priority prio.
+func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
-	return p.submit(ctx, &(&execNode{fn: fn, pool: p}).init().node, true)
+	e := newExecNode(p, fn)
+	if err := p.submitAt(ctx, &e.node, prio, true); err != nil {
+		e.recycle()
+		return err
+	}
+	return nil
 }
 
-// execNode is a fire-and-forget task from Execute.
+// execNode is a fire-and-forget task from Execute. Exec nodes are recycled
+// through execNodes: nothing refers to one once it has completed (no handle
+// is returned, it is never on a deque, and the injector unlinks it when a
+// worker takes it), so the worker that ran it puts it back.
 type execNode struct {
 	node
 	fn   func(*Worker)
 	pool *Pool
 }
 
-func (e *execNode) init() *execNode { e.job = e; return e }
+// execNodes holds exec nodes for reuse. sync.Pool orders a Put before the
+// Get that returns the same node (for the race detector too), so the
+// submitter's writes to a reused node follow the last run's.
+var execNodes = sync.Pool{New: func() any {
+	e := &execNode{}
+	e.job = e
+	e.root = true
+	return e
+}}
+
+// newExecNode returns an exec node, reused or new, that runs fn on p.
+func newExecNode(p *Pool, fn func(*Worker)) *execNode {
+	e := execNodes.Get().(*execNode)
+	e.fn, e.pool = fn, p
+	return e
+}
+
+// recycle clears e, which nothing refers to any more, and puts it back.
+// claimed is reset with an atomic store although no other goroutine can
+// see e now: every other access to it is atomic.
+func (e *execNode) recycle() {
+	e.fn, e.pool = nil, nil
+	if e.claimed.Load() {
+		e.claimed.Store(false)
+	}
+	execNodes.Put(e)
+}
 
 func (e *execNode) execute(w *Worker) {
 	finished := false
@@ -72,9 +131,12 @@ func (e *execNode) execute(w *Worker) {
 	e.complete()
 }
 
+// complete tells the pool that e has completed (nobody waits for an
+// Execute task's latch) and recycles e.
 func (e *execNode) complete() {
-	e.fn = nil
-	e.pool.rootDone() // nobody waits for an Execute task's latch
+	p := e.pool
+	e.recycle()
+	p.rootDone()
 }
 
 // reportPanic hands an Execute panic to the panic handler; a panic in the
@@ -88,17 +150,28 @@ func (p *Pool) reportPanic(pe *PanicError) {
 // Submit schedules fn on the pool from any goroutine and returns its
 // Future; wait for it with Get (or Join inside a task). On a closed pool
 // the Future is already done and Get returns ErrClosed.
+// Submit is at Normal priority, like Execute, and queued in the same order.
 func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
+	return SubmitPriority(p, Normal, fn)
+}
+
+// SubmitPriority is Submit at priority prio (see ExecutePriority).
+func SubmitPriority[T any](p *Pool, prio Priority, fn func(*Worker) T) *Future[T] {
 	if fn == nil {
 		panic("forkjoin: Submit called with a nil function")
 	}
-	return SubmitTask[T](p, funcTask[T](fn))
+	return SubmitTaskPriority[T](p, prio, funcTask[T](fn))
 }
 
 // SubmitTask is Submit for a typed task.
 func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
+	return SubmitTaskPriority[T](p, Normal, c)
+}
+
+// SubmitTaskPriority is SubmitTask at priority prio.
+func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 	s := newSubmission[T](p, c)
-	if err := p.submit(nil, &s.node, true); err != nil {
+	if err := p.submitAt(nil, &s.node, prio, true); err != nil {
 		s.fail(err)
 	}
 	return &s.future
@@ -132,6 +205,13 @@ func newSubmission[T any, C Computer[T]](p *Pool, c C) *submission[T, C] {
 // idle worker would), so that pools that invoke each other, in chains or
 // rings, cannot deadlock.
 func Invoke[T any](p *Pool, fn func(*Worker) T) T {
+	return InvokePriority(p, Normal, fn)
+}
+
+// InvokePriority is Invoke that, called from outside p, submits fn at
+// priority prio. Called from one of p's own tasks it runs fn inline, as
+// Invoke does, whatever prio.
+func InvokePriority[T any](p *Pool, prio Priority, fn func(*Worker) T) T {
 	if fn == nil {
 		panic("forkjoin: Invoke called with a nil function")
 	}
@@ -139,7 +219,7 @@ func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	if w != nil && w.pool == p {
 		return callInline(w, fn)
 	}
-	c := SubmitTask[T](p, funcTask[T](fn)).c
+	c := SubmitTaskPriority[T](p, prio, funcTask[T](fn)).c
 	if w != nil {
 		w.waitForeign(&c.latch) // a task of another pool: keep that pool going
 	} else {

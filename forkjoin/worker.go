@@ -27,6 +27,8 @@ type Worker struct {
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
+	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
+
 	comp  *computation // cancellation scope of the task running now; nil if none
 	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
 	rng   uint64
@@ -188,10 +190,14 @@ func (w *Worker) execute(n *node) {
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
 	w.own.executed++
+	root := n.root // read first: a completed exec node is recycled at once
 	savedComp, savedGroup := w.comp, w.group
 	w.comp, w.group = n.comp, n.group
 	n.job.execute(w)
 	w.comp, w.group = savedComp, savedGroup
+	if root {
+		w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
+	}
 }
 
 // waitUntil is the one wait of a worker: it returns once l is set, and
@@ -301,17 +307,14 @@ func (w *Worker) findHelp(n *node) *node {
 }
 
 // mayHelp passes x through if a worker waiting in w's computation may run
-// it, and otherwise hands it to whoever may: a submitted task back to the
-// submission queue, a task of another computation to the handoff list.
+// it, and otherwise hands a task of another computation to the handoff
+// list. x comes from a deque, so it is not a submitted (root) task: those
+// are only ever in the injector, which a waiting worker does not poll.
 func (w *Worker) mayHelp(x *node) *node {
-	switch {
-	case x.group == w.group:
+	if x.group == w.group {
 		return x
-	case x.root:
-		w.pool.pushSubmission(x)
-	default:
-		w.pool.handOff(x)
 	}
+	w.pool.handOff(x)
 	return nil
 }
 
@@ -334,7 +337,7 @@ func (w *Worker) findWork() *node {
 	if x = w.pool.handoff.take(0); x != nil {
 		return x
 	}
-	return w.pool.pollSubmission(w)
+	return w.pool.pollSubmission()
 }
 
 // stealAny tries every other worker once, starting at a random one, so that
