@@ -198,9 +198,10 @@ func (q *injector) take() (n *node, more bool) {
 }
 
 // pick chooses the level to take from, or -1 if all are empty, and updates
-// the aging counts: the most urgent non-empty level h, unless a less
-// urgent non-empty level has been passed over aging times (the most urgent
-// such level then). Every non-empty level less urgent than the one chosen
+// the aging counts: the most urgent non-empty level h, unless h has not
+// been passed over aging times and a less urgent non-empty level has (the
+// most urgent such level then): of the levels that are due, the most
+// urgent goes first. Every non-empty level less urgent than the one chosen
 // counts one more pass; the chosen level and the empty ones restart at 0.
 // Levels more urgent than the chosen one keep their count (they were not
 // passed over for priority).
@@ -222,9 +223,9 @@ func (q *injector) pick() int {
 	}
 	chosen := h
 	if q.aging > 0 {
-		for l := h + 1; l < NumPriorities; l++ {
+		for l := h; l < NumPriorities; l++ {
 			if q.heads[l] != nil && q.passed[l] >= q.aging {
-				chosen = l
+				chosen = l // the most urgent level that is due
 				break
 			}
 		}
