@@ -13,8 +13,9 @@ import (
 // workers by a little; once the pool is idle or closed it is exact.
 //
 // The counters about submissions (Submitted, Completed, the Queued*
-// levels and the queue wait) do not lag: they are atomics, written where
-// a task is queued, taken or completed, and read by Stats without a lock.
+// levels and the queue wait) do not wait for a worker to go idle: they are
+// atomics, written where a task is queued, taken or completed, and read by
+// Stats without a lock.
 type Stats struct {
 	Workers   int    // worker goroutines alive
 	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
@@ -29,7 +30,9 @@ type Stats struct {
 	Idle      int    // workers looking for work or asleep now
 
 	// Completed counts the submitted tasks that have completed, returned or
-	// panicked (a task that calls runtime.Goexit is not counted).
+	// panicked. The worker counts a task just after delivering its outcome,
+	// so Completed may trail, for a moment, a Get or Invoke that has just
+	// returned; a task that calls runtime.Goexit is not counted.
 	Completed uint64
 	// QueuedUrgent, QueuedNormal and QueuedBackground are the submitted
 	// tasks waiting in the submission queue now, by priority.
