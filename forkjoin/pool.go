@@ -329,10 +329,11 @@ func (p *Pool) pollSubmission() *node {
 
 // claim decides who runs a submitted node: the first worker to claim it
 // (a Submit's Future joined inside a task may run it while it is still
-// queued). Claiming also makes room in a bounded queue (WithMaxQueued
+// queued). A solo node (Execute's) has no Future: the worker that took it
+// is the only one that can run it. Claiming also makes room in a bounded queue (WithMaxQueued
 // bounds the submissions that have not started).
 func (p *Pool) claim(n *node) bool {
-	if !n.claimed.CompareAndSwap(false, true) {
+	if !n.solo && !n.claimed.CompareAndSwap(false, true) {
 		return false
 	}
 	p.inj.releaseRoom()

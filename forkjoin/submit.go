@@ -96,7 +96,7 @@ type execNode struct {
 var execNodes = sync.Pool{New: func() any {
 	e := &execNode{}
 	e.job = e
-	e.root = true
+	e.root, e.solo = true, true
 	return e
 }}
 
@@ -108,13 +108,10 @@ func newExecNode(p *Pool, fn func(*Worker)) *execNode {
 }
 
 // recycle clears e, which nothing refers to any more, and puts it back.
-// claimed is reset with an atomic store although no other goroutine can
-// see e now: every other access to it is atomic.
+// The other fields are rewritten by the next push (group, level,
+// queuedAt, next) or never change (job, root, solo).
 func (e *execNode) recycle() {
 	e.fn, e.pool = nil, nil
-	if e.claimed.Load() {
-		e.claimed.Store(false)
-	}
 	execNodes.Put(e)
 }
 

@@ -344,6 +344,13 @@ func (w *Worker) findWork() *node {
 // thieves spread over victims instead of convoying on worker 0.
 func (w *Worker) stealAny() *node {
 	ws := w.pool.workers
+	if live, _ := splitCounts(w.pool.counts.Load()); live <= w.pool.parallelism {
+		// No spare is running (see Block), so none holds a task: their
+		// deques are empty. A spare counts itself live before it starts,
+		// so one that pushes after this load finds this worker registered
+		// if it goes to sleep (see internal/park), and wakes it.
+		ws = ws[:w.pool.parallelism]
+	}
 	n := len(ws)
 	if n == 1 {
 		return nil
