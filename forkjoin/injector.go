@@ -271,7 +271,7 @@ func (q *injector) take() (n *node, more bool) {
 	if n != nil {
 		v := &q.levels[n.level]
 		v.taken.Store(v.taken.Load() + 1) // under taking: no other writer
-		if n.queuedAt != 0 { // a sampled submission: its queue wait, from push to take
+		if n.queuedAt != 0 {              // a sampled submission: its queue wait, from push to take
 			d := max(nanotime()-n.queuedAt, 0)
 			q.waits.Store(q.waits.Load() + 1)         // under taking: no other writer
 			q.waitTotal.Store(q.waitTotal.Load() + d) // under taking: no other writer
