@@ -2,41 +2,46 @@ package forkjoin
 
 // The injector is the pool's queue of tasks submitted from outside
 // (Execute, Submit, Invoke and their variants), named after crossbeam's
-// Injector: one FIFO list per priority level, a worker taking one task per
+// Injector: one FIFO queue per priority level, a worker taking one task per
 // take. It keeps the backpressure of WithMaxQueued and the counters Stats
 // reports about submissions; the Pool keeps the lifecycle and the workers.
 //
-// Each level is Vyukov's intrusive multi-producer queue, linked through
-// node.next: a submitter swaps its node in as the level's tail (one atomic
-// exchange, the point at which the submission is ordered) and then links
-// the previous tail to it. Submitters never wait for each other or for a
-// worker. Takes are serialized by a try-lock (taking): a worker that finds
-// another one taking returns empty-handed, and the one taking wakes a
-// sleeper when it leaves tasks behind.
+// Each level is an unbounded array of slots in linked blocks of blockCap,
+// as crossbeam's Injector is: a submitter reserves the next slot with one
+// fetch-and-add on the level's pushed counter (the point at which the
+// submission is ordered), writes its task into the slot and marks it ready.
+// Execute's function goes into the slot itself, so an Execute allocates
+// nothing but, once per blockCap submissions, a block. Takes are serialized
+// by a try-lock (taking): the worker holding it reads the slot at the
+// level's taken count once it is ready.
 //
 // Invariants:
 //
-//   - Every accepted submission is in exactly one level's list from its
-//     tail swap until one take removes it. Root (submitted) nodes are never
-//     pushed on a deque, so the injector is the only queue that holds them.
-//   - Within a level, takes return nodes in the order of their tail swaps:
-//     tasks submitted at one priority are taken in the order their
-//     submissions were accepted, globally, across submitting goroutines. A
-//     submitter between its swap and its link hides the nodes swapped in
-//     after its own until it links (a take then returns nil, never a later
-//     node), and then wakes a sleeper (Pool.submitAt).
+//   - Slot k of a level (counting from 0) is in block k/blockCap, and is
+//     written by the one submitter whose fetch-and-add returned k. Block m
+//     is installed (linked from block m-1 and made the tail) by the
+//     submitter of slot m*blockCap; submitters of later slots wait for it.
+//   - Within a level, takes return slots in index order: tasks submitted at
+//     one priority are taken in the order of their reservations, that is,
+//     in the order the submissions were accepted, globally, across
+//     submitting goroutines. A reserved slot not yet ready holds back the
+//     later ones (a take returns nil, never a later task); its submitter
+//     marks it ready and then wakes a sleeper (Pool.submitAt).
 //   - A take returns the oldest task of the most urgent non-empty level,
 //     except that a level passed over by aging (WithPriorityAging)
 //     consecutive takes is taken from next (see pick): the oldest task of a
 //     level is passed over by at most aging+1 takes of other levels.
-//   - A node returned by a take is no longer referenced by the queue: the
-//     consumer end has moved past it and its next was linked before it was
-//     returned, so no submitter writes to it again (exec nodes are
-//     recycled at once).
+//   - Root (submitted) nodes are never pushed on a deque: the injector is
+//     the only queue that holds them. Once taken, a slot is never read
+//     again, and a block the consumer has left is reached only by
+//     submitters that loaded it earlier, which look at its counters and
+//     links only: blocks are not reused (the GC frees them), so no stale
+//     pointer can see a recycled one.
 
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -111,7 +116,7 @@ type injector struct {
 
 	// Written while taking is held only, so Store after Load is exact; read
 	// by Stats without it.
-	waits     atomic.Uint64 // tasks taken
+	waits     atomic.Uint64 // timed tasks taken (see waitSample)
 	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
 	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
 
@@ -122,25 +127,41 @@ type injector struct {
 	closedCh <-chan struct{} // the pool's: closed by Close
 }
 
-// queue is one priority level: Vyukov's intrusive multi-producer,
-// single-consumer queue. It holds its nodes, oldest first, from head (the
-// stub or the oldest node) along next to tail.
-//
-// pushed and taken count the nodes in and out: queued is their difference.
-// They are two counters rather than one so that the consumer, which
-// alone writes taken, does no read-modify-write on the submitters' line.
-type queue struct {
-	tail   atomic.Pointer[node] // producers' end: the newest node, or stub
-	pushed atomic.Uint64        // nodes pushed, counted before the swap
-	_      [48]byte             // tail and pushed are written by every submitter: off the consumer's line
-	taken  atomic.Uint64        // nodes taken; written under injector.taking only
-	head   *node                // consumer's end; guarded by injector.taking
-	stub   node                 // stands in for the last node when the list is empty
+// blockCap is the number of slots per block: a block (2 KiB) is allocated
+// once per blockCap submissions.
+const blockCap = 64
+
+// slot holds one submitted task: fn for Execute, else n.
+type slot struct {
+	fn       func(*Worker) // Execute's function, or nil
+	n        *node         // a submitted node (Submit, Invoke), or nil
+	queuedAt int64         // nanotime at push if the wait is timed, else 0
+	ready    atomic.Bool   // set by the submitter once the fields above are written
 }
 
-// queued returns the number of nodes pushed and not taken. taken is read
-// first: it never exceeds pushed, and both only grow, so the difference
-// is never negative.
+// block is blockCap consecutive slots of a level.
+type block struct {
+	slots [blockCap]slot
+	next  atomic.Pointer[block] // block num+1, installed by the submitter of its first slot
+	num   uint64                // the block's position: it holds slots num*blockCap on; immutable
+}
+
+// queue is one priority level; see the top of this file.
+//
+// pushed and taken count the slots reserved and taken: queued is their
+// difference. The consumer alone writes taken, so it does no
+// read-modify-write on the submitters' line.
+type queue struct {
+	tail   atomic.Pointer[block] // the newest installed block
+	pushed atomic.Uint64         // slots reserved: the next submission reserves slot pushed
+	_      [48]byte              // tail and pushed are written by every submitter: off the consumer's line
+	taken  atomic.Uint64         // slots taken; written under injector.taking only
+	head   *block                // the block holding slot taken; guarded by injector.taking
+}
+
+// queued returns the number of slots reserved and not taken. taken is
+// read first: it never exceeds pushed, and both only grow, so the
+// difference is never negative.
 func (v *queue) queued() uint64 {
 	t := v.taken.Load()
 	return v.pushed.Load() - t
@@ -155,9 +176,9 @@ func newInjector(c config, closedCh <-chan struct{}) *injector {
 		q.room = make(chan struct{}, c.maxQueued)
 	}
 	for l := range q.levels {
-		v := &q.levels[l]
-		v.head = &v.stub
-		v.tail.Store(&v.stub)
+		b := &block{}
+		q.levels[l].head = b
+		q.levels[l].tail.Store(b)
 	}
 	return q
 }
@@ -176,68 +197,92 @@ var clockEpoch = time.Now()
 // nanotime returns monotonic nanoseconds since clockEpoch.
 func nanotime() int64 { return int64(time.Since(clockEpoch)) }
 
-// push appends n, a root node not yet in any list, to level l and gives it
-// its computation number, unique since it is the level's count of pushes
-// (from 1) times NumPriorities plus the level. The caller has already
-// counted it in flight (see Pool.submitAt) and acquired room if the queue
-// is bounded.
-func (q *injector) push(n *node, l int) {
+// groupOf is the computation number (node.group) of slot k of level l:
+// unique, and never 0 (which means none).
+func groupOf(k uint64, l int) uint64 { return (k+1)*NumPriorities + uint64(l) }
+
+// push queues a task at level l: fn (Execute) if n is nil, else the root
+// node n, which it gives its computation number before publishing it. The
+// caller has already counted it in flight (see Pool.submitAt) and acquired
+// room if the queue is bounded.
+func (q *injector) push(l int, fn func(*Worker), n *node) {
 	v := &q.levels[l]
-	k := v.pushed.Add(1)
-	n.group = k*NumPriorities + uint64(l)
-	n.level = uint8(l)
-	n.queuedAt = 0
-	if k%waitSample == 0 {
-		n.queuedAt = max(nanotime(), 1)
-	}
-	v.link(n)
-}
-
-// submitted returns the number of accepted submissions.
-func (q *injector) submitted() uint64 {
-	return q.levels[0].pushed.Load() + q.levels[1].pushed.Load() + q.levels[2].pushed.Load()
-}
-
-// link appends n at v's tail. Its plain writes to n (and the caller's)
-// are published by the swap, which a consumer reaches through prev.next.
-func (v *queue) link(n *node) {
-	n.next.Store(nil)
-	prev := v.tail.Swap(n)
-	prev.next.Store(n)
-}
-
-// pop removes and returns v's oldest node, or nil if v is empty or its
-// oldest node is not linked yet (a submitter is between its swap and its
-// link). Called with injector.taking held.
-func (v *queue) pop() *node {
-	h := v.head
-	next := h.next.Load()
-	if h == &v.stub {
+	// Load the tail before reserving: the tail is block j only once slot
+	// j*blockCap has been reserved, so the slot reserved next is in the
+	// tail block or after it.
+	b := v.tail.Load()
+	k := v.pushed.Add(1) - 1
+	m := k / blockCap
+	var bo park.Backoff
+	for b.num < m {
+		next := b.next.Load()
 		if next == nil {
-			return nil
+			if b.num+1 == m && k%blockCap == 0 {
+				// This submitter installs block m; nobody else writes b.next.
+				next = &block{num: m}
+				b.next.Store(next)
+				v.advanceTail(next)
+			} else {
+				// Block b.num+1 is being installed by its first submitter.
+				if !bo.Snooze() {
+					runtime.Gosched()
+				}
+				continue
+			}
 		}
-		v.head, h = next, next // skip the stub
-		next = h.next.Load()
+		b = next
 	}
-	if next != nil {
-		v.head = next
-		return h
+	s := &b.slots[k%blockCap]
+	if n != nil {
+		n.group = groupOf(k, l)
 	}
-	if h != v.tail.Load() {
-		return nil // a later node is swapped in but not linked yet
+	s.fn, s.n = fn, n
+	if k%waitSample == waitSample-1 {
+		s.queuedAt = max(nanotime(), 1)
 	}
-	// h is the only node: put the stub behind it, so that the list never
-	// runs empty under a submitter's link.
-	v.link(&v.stub)
-	if next = h.next.Load(); next != nil {
-		v.head = next
-		return h
+	s.ready.Store(true) // publishes the writes above, and n's
+}
+
+// advanceTail makes b the tail unless a later block already is: the
+// installers of consecutive blocks may get here out of order.
+func (v *queue) advanceTail(b *block) {
+	for {
+		t := v.tail.Load()
+		if t.num >= b.num || v.tail.CompareAndSwap(t, b) {
+			return
+		}
 	}
-	return nil // a submitter swapped in between; its link follows
+}
+
+// pop takes v's oldest slot, if it is ready, and returns its contents and
+// index; ok is false if v is empty or its oldest slot is not ready yet.
+// Called with injector.taking held.
+func (v *queue) pop() (fn func(*Worker), n *node, queuedAt int64, k uint64, ok bool) {
+	k = v.taken.Load()
+	if v.pushed.Load() <= k {
+		return nil, nil, 0, 0, false
+	}
+	b := v.head
+	if b.num < k/blockCap { // the first slot of the next block
+		if b = b.next.Load(); b == nil {
+			return nil, nil, 0, 0, false // not installed yet
+		}
+		v.head = b
+	}
+	s := &b.slots[k%blockCap]
+	if !s.ready.Load() {
+		return nil, nil, 0, 0, false
+	}
+	fn, n, queuedAt = s.fn, s.n, s.queuedAt
+	// Nobody reads the slot again (see the top of this file): drop its
+	// references so that the GC need not wait for the whole block.
+	s.fn, s.n = nil, nil
+	v.taken.Store(k + 1) // under taking: no other writer
+	return fn, n, queuedAt, k, true
 }
 
 // empty reports whether no task is queued: a worker polling an empty queue
-// costs three atomic loads.
+// costs six atomic loads.
 func (q *injector) empty() bool {
 	return q.levels[0].queued() == 0 && q.levels[1].queued() == 0 && q.levels[2].queued() == 0
 }
@@ -247,11 +292,18 @@ func (q *injector) len() int {
 	return int(q.levels[0].queued() + q.levels[1].queued() + q.levels[2].queued())
 }
 
-// take removes and returns the next task (see pick), and reports whether
-// more tasks remain queued. It returns nil if none is queued, if none is
-// linked yet, or if another worker is taking; in the last two cases the
-// submitter or the other worker wakes a sleeper for what remains.
-func (q *injector) take() (n *node, more bool) {
+// submitted returns the number of accepted submissions.
+func (q *injector) submitted() uint64 {
+	return q.levels[0].pushed.Load() + q.levels[1].pushed.Load() + q.levels[2].pushed.Load()
+}
+
+// take removes the next task (see pick) for worker w and returns its node
+// (for Execute's function, one of w's exec nodes, see Worker.execNode), and
+// reports whether more tasks remain queued. It returns nil if none is
+// queued, if the next one is not ready yet, or if another worker is
+// taking; in the last two cases the submitter or the other worker wakes a
+// sleeper for what remains.
+func (q *injector) take(w *Worker) (x *node, more bool) {
 	if q.empty() || !q.lockTake() {
 		return nil, false
 	}
@@ -259,20 +311,28 @@ func (q *injector) take() (n *node, more bool) {
 	for l := range q.levels {
 		nonEmpty[l] = q.levels[l].queued() > 0
 	}
+	var (
+		fn       func(*Worker)
+		queuedAt int64
+		k        uint64
+		ok       bool
+	)
 	l := q.pick(nonEmpty)
 	if l >= 0 {
-		n = q.levels[l].pop()
+		fn, x, queuedAt, k, ok = q.levels[l].pop()
 	}
-	for k := 0; n == nil && k < NumPriorities; k++ {
-		if nonEmpty[k] && k != l {
-			n = q.levels[k].pop() // l's next node is not linked yet: take another level's
+	for j := 0; !ok && j < NumPriorities; j++ {
+		if nonEmpty[j] && j != l {
+			// l's next slot is not ready yet: take another level's.
+			fn, x, queuedAt, k, ok = q.levels[j].pop()
+			if ok {
+				l = j
+			}
 		}
 	}
-	if n != nil {
-		v := &q.levels[n.level]
-		v.taken.Store(v.taken.Load() + 1) // under taking: no other writer
-		if n.queuedAt != 0 {              // a sampled submission: its queue wait, from push to take
-			d := max(nanotime()-n.queuedAt, 0)
+	if ok {
+		if queuedAt != 0 { // a timed submission: its queue wait, from push to take
+			d := max(nanotime()-queuedAt, 0)
 			q.waits.Store(q.waits.Load() + 1)         // under taking: no other writer
 			q.waitTotal.Store(q.waitTotal.Load() + d) // under taking: no other writer
 			if d > q.waitMax.Load() {
@@ -282,7 +342,10 @@ func (q *injector) take() (n *node, more bool) {
 		more = !q.empty()
 	}
 	q.taking.Store(false)
-	return n, more
+	if ok && x == nil {
+		x = w.execNode(fn, groupOf(k, l))
+	}
+	return x, more
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a
@@ -316,8 +379,8 @@ func (q *injector) lockTake() bool {
 // can be due ahead of Background only once, so the head of a level is
 // passed over at most aging+1 times. Called with taking held.
 //
-// pick counts a pass as decided; if the chosen level's oldest node is not
-// linked yet, take takes from another level, and the counts are off by
+// pick counts a pass as decided; if the chosen level's oldest slot is not
+// ready yet, take takes from another level, and the counts are off by
 // that one take.
 func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
 	h := -1

@@ -24,16 +24,13 @@ type node struct {
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 	group uint64                 // the computation the node belongs to (see handoff); written before the node is pushed
-	next  atomic.Pointer[node]   // link in the injector's list of its level (root nodes only)
 
 	// Submitted (root) tasks only: root marks them, and claimed decides
 	// who runs one, since a root may be run by a worker that joins its
 	// Future while it still sits in a queue.
-	root     bool
-	solo     bool  // a root that only the worker taking it can run (no Future): claimed is not used
-	level    uint8 // injector level (priority); written before the push publishes the node
-	claimed  atomic.Bool
-	queuedAt int64 // nanotime at push, for the queue wait; written before the push publishes the node
+	root    bool
+	solo    bool // a root that only the worker taking it can run (an Execute): claimed is not used
+	claimed atomic.Bool
 }
 
 // job is implemented by every object that embeds a node.

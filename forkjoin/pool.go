@@ -319,8 +319,8 @@ func (p *Pool) rootDone() {
 // (see injector.take), or returns nil if none is queued. If more remain
 // and a worker sleeps, it wakes one (only an idle worker runs them), so
 // that a backlog ramps up every worker.
-func (p *Pool) pollSubmission() *node {
-	x, more := p.inj.take()
+func (p *Pool) pollSubmission(w *Worker) *node {
+	x, more := p.inj.take(w)
 	if more && p.sleepers.Any() {
 		p.sleepers.WakeIdle()
 	}
@@ -375,11 +375,12 @@ func (p *Pool) wakeIfWork() {
 // inflight, so (sequential consistency) either submit sees the pool closed
 // and backs out, or the workers see the task counted and wait for it.
 func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
-	return p.submitAt(ctx, n, Normal, wait)
+	return p.submitAt(ctx, n, nil, Normal, wait)
 }
 
-// submitAt is submit at priority prio.
-func (p *Pool) submitAt(ctx context.Context, n *node, prio Priority, wait bool) error {
+// submitAt is submit at priority prio, of the node n or, if n is nil, of
+// Execute's function fn.
+func (p *Pool) submitAt(ctx context.Context, n *node, fn func(*Worker), prio Priority, wait bool) error {
 	l := prio.level()
 	if p.inj.room != nil {
 		if err := p.inj.acquireRoom(ctx, wait, &p.closed); err != nil {
@@ -392,8 +393,10 @@ func (p *Pool) submitAt(ctx context.Context, n *node, prio Priority, wait bool) 
 		p.inj.releaseRoom()
 		return ErrClosed
 	}
-	n.root = true
-	p.inj.push(n, l)
+	if n != nil {
+		n.root = true
+	}
+	p.inj.push(l, fn, n)
 	if p.sleepers.Any() {
 		p.sleepers.WakeIdle() // a worker waiting in a join would not run it
 	}

@@ -1,9 +1,6 @@
 package forkjoin
 
-import (
-	"context"
-	"sync"
-)
+import "context"
 
 // Runner is where a computation runs: a *Pool (from outside, the call
 // submits and waits) or a *Worker (from inside a task, the call runs inline
@@ -52,12 +49,7 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
 	}
-	e := newExecNode(p, fn)
-	if err := p.submitAt(nil, &e.node, prio, false); err != nil {
-		e.recycle()
-		return err
-	}
-	return nil
+	return p.submitAt(nil, nil, fn, prio, false)
 }
 
 // ExecuteContext is Execute that, when the submission queue is bounded
@@ -72,47 +64,37 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 	if fn == nil {
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
-	e := newExecNode(p, fn)
-	if err := p.submitAt(ctx, &e.node, prio, true); err != nil {
-		e.recycle()
-		return err
-	}
-	return nil
+	return p.submitAt(ctx, nil, fn, prio, true)
 }
 
-// execNode is a fire-and-forget task from Execute. Exec nodes are recycled
-// through execNodes: nothing refers to one once it has completed (no handle
-// is returned, it is never on a deque, and the injector unlinks it when a
-// worker takes it), so the worker that ran it puts it back.
+// execNode runs an Execute's function, which the submission queue holds
+// without a node (see injector.go). The worker that takes the function
+// from the queue runs it at once, in an exec node from its own free list
+// (Worker.execFree), and the node goes back to that list when the task
+// completes: only that worker's goroutine ever touches the node (nobody
+// else can see it: no handle is returned, it is never on a deque), so the
+// list needs no synchronization. The list holds as many nodes as Execute
+// tasks have been nested on the worker at once (see waitForeign).
 type execNode struct {
 	node
-	fn   func(*Worker)
-	pool *Pool
+	fn       func(*Worker)
+	pool     *Pool
+	nextFree *execNode
 }
 
-// execNodes holds exec nodes for reuse. sync.Pool orders a Put before the
-// Get that returns the same node (for the race detector too), so the
-// submitter's writes to a reused node follow the last run's.
-var execNodes = sync.Pool{New: func() any {
-	e := &execNode{}
-	e.job = e
-	e.root, e.solo = true, true
-	return e
-}}
-
-// newExecNode returns an exec node, reused or new, that runs fn on p.
-func newExecNode(p *Pool, fn func(*Worker)) *execNode {
-	e := execNodes.Get().(*execNode)
-	e.fn, e.pool = fn, p
-	return e
-}
-
-// recycle clears e, which nothing refers to any more, and puts it back.
-// The other fields are rewritten by the next push (group, level,
-// queuedAt, next) or never change (job, root, solo).
-func (e *execNode) recycle() {
-	e.fn, e.pool = nil, nil
-	execNodes.Put(e)
+// execNode returns one of w's exec nodes, set to run fn as computation
+// group.
+func (w *Worker) execNode(fn func(*Worker), group uint64) *node {
+	e := w.execFree
+	if e != nil {
+		w.execFree = e.nextFree
+	} else {
+		e = &execNode{pool: w.pool}
+		e.job = e
+		e.root, e.solo = true, true
+	}
+	e.fn, e.group = fn, group
+	return &e.node
 }
 
 func (e *execNode) execute(w *Worker) {
@@ -120,20 +102,22 @@ func (e *execNode) execute(w *Worker) {
 	defer func() {
 		if !finished {
 			e.pool.reportPanic(capturePanic(recover()))
-			e.complete()
+			e.complete(w)
 		}
 	}()
 	e.fn(w)
 	finished = true
-	e.complete()
+	e.complete(w)
 }
 
 // complete tells the pool that e has completed (nobody waits for an
-// Execute task's latch) and recycles e.
-func (e *execNode) complete() {
-	p := e.pool
-	e.recycle()
-	p.rootDone()
+// Execute task's latch) and puts e back on the free list of w, the worker
+// that took it and runs it.
+func (e *execNode) complete(w *Worker) {
+	e.fn = nil
+	e.nextFree = w.execFree
+	w.execFree = e
+	e.pool.rootDone()
 }
 
 // reportPanic hands an Execute panic to the panic handler; a panic in the
@@ -168,7 +152,7 @@ func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
 // SubmitTaskPriority is SubmitTask at priority prio.
 func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 	s := newSubmission[T](p, c)
-	if err := p.submitAt(nil, &s.node, prio, true); err != nil {
+	if err := p.submitAt(nil, &s.node, nil, prio, true); err != nil {
 		s.fail(err)
 	}
 	return &s.future

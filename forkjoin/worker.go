@@ -29,6 +29,8 @@ type Worker struct {
 
 	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
 
+	execFree *execNode // exec nodes for Execute's functions; see execNode
+
 	comp  *computation // cancellation scope of the task running now; nil if none
 	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
 	rng   uint64
@@ -337,7 +339,7 @@ func (w *Worker) findWork() *node {
 	if x = w.pool.handoff.take(0); x != nil {
 		return x
 	}
-	return w.pool.pollSubmission()
+	return w.pool.pollSubmission(w)
 }
 
 // stealAny tries every other worker once, starting at a random one, so that
