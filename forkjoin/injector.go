@@ -254,37 +254,49 @@ func (v *queue) advanceTail(b *block) {
 	}
 }
 
-// pop takes v's oldest slot, if it is ready, and returns its contents and
-// index; ok is false if v is empty or its oldest slot is not ready yet.
-// Called with injector.taking held.
-func (v *queue) pop() (fn func(*Worker), n *node, queuedAt int64, k uint64, ok bool) {
-	k = v.taken.Load()
-	if v.pushed.Load() <= k {
-		return nil, nil, 0, 0, false
-	}
+// peek returns v's oldest slot if it is ready, else nil (v is empty, or
+// its oldest slot is reserved but not written yet). It reads the slot,
+// not pushed: the line of pushed, written by every submitter, stays
+// theirs. Called with injector.taking held.
+func (v *queue) peek() *slot {
+	k := v.taken.Load()
 	b := v.head
 	if b.num < k/blockCap { // the first slot of the next block
 		if b = b.next.Load(); b == nil {
-			return nil, nil, 0, 0, false // not installed yet
+			return nil // not installed yet
 		}
 		v.head = b
 	}
 	s := &b.slots[k%blockCap]
 	if !s.ready.Load() {
-		return nil, nil, 0, 0, false
+		return nil
 	}
+	return s
+}
+
+// pop takes s, v's oldest slot returned by peek, and returns its contents
+// and index. Called with injector.taking held.
+func (v *queue) pop(s *slot) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
+	k = v.taken.Load()
 	fn, n, queuedAt = s.fn, s.n, s.queuedAt
 	// Nobody reads the slot again (see the top of this file): drop its
 	// references so that the GC need not wait for the whole block.
 	s.fn, s.n = nil, nil
 	v.taken.Store(k + 1) // under taking: no other writer
-	return fn, n, queuedAt, k, true
+	return fn, n, queuedAt, k
 }
 
-// empty reports whether no task is queued: a worker polling an empty queue
-// costs six atomic loads.
+// empty reports whether no task is queued, exactly: a worker that finds it
+// empty after registering to sleep will be woken by the next submission
+// (see internal/park). It stops at the first non-empty level, most urgent
+// first.
 func (q *injector) empty() bool {
-	return q.levels[0].queued() == 0 && q.levels[1].queued() == 0 && q.levels[2].queued() == 0
+	for l := range q.levels {
+		if q.levels[l].queued() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // len returns the number of queued tasks.
@@ -307,42 +319,32 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	if q.empty() || !q.lockTake() {
 		return nil, false
 	}
-	var nonEmpty [NumPriorities]bool
-	for l := range q.levels {
-		nonEmpty[l] = q.levels[l].queued() > 0
-	}
 	var (
-		fn       func(*Worker)
-		queuedAt int64
-		k        uint64
-		ok       bool
+		heads    [NumPriorities]*slot
+		nonEmpty [NumPriorities]bool
 	)
+	for l := range q.levels {
+		heads[l] = q.levels[l].peek()
+		nonEmpty[l] = heads[l] != nil
+	}
 	l := q.pick(nonEmpty)
-	if l >= 0 {
-		fn, x, queuedAt, k, ok = q.levels[l].pop()
+	if l < 0 {
+		q.taking.Store(false)
+		return nil, false
 	}
-	for j := 0; !ok && j < NumPriorities; j++ {
-		if nonEmpty[j] && j != l {
-			// l's next slot is not ready yet: take another level's.
-			fn, x, queuedAt, k, ok = q.levels[j].pop()
-			if ok {
-				l = j
-			}
+	fn, x, queuedAt, k := q.levels[l].pop(heads[l])
+	if queuedAt != 0 { // a timed submission: its queue wait, from push to take
+		d := max(nanotime()-queuedAt, 0)
+		q.waits.Store(q.waits.Load() + 1)         // under taking: no other writer
+		q.waitTotal.Store(q.waitTotal.Load() + d) // under taking: no other writer
+		if d > q.waitMax.Load() {
+			q.waitMax.Store(d) // under taking: no other writer
 		}
 	}
-	if ok {
-		if queuedAt != 0 { // a timed submission: its queue wait, from push to take
-			d := max(nanotime()-queuedAt, 0)
-			q.waits.Store(q.waits.Load() + 1)         // under taking: no other writer
-			q.waitTotal.Store(q.waitTotal.Load() + d) // under taking: no other writer
-			if d > q.waitMax.Load() {
-				q.waitMax.Store(d) // under taking: no other writer
-			}
-		}
-		more = !q.empty()
-	}
+	heads[l] = q.levels[l].peek()
+	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
 	q.taking.Store(false)
-	if ok && x == nil {
+	if x == nil {
 		x = w.execNode(fn, groupOf(k, l))
 	}
 	return x, more
@@ -350,14 +352,14 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 
 // lockTake acquires taking, spinning while another worker holds it (a
 // take is a few dozen instructions) and giving up, reporting false, once
-// the queue is empty or a backoff's spins and yields are exhausted (the
-// holder may be descheduled): a worker that returned empty-handed would go
+// a backoff's spins and yields are exhausted (the holder may be
+// descheduled): a worker that returned empty-handed would go
 // idle and back, which costs more than the wait.
 func (q *injector) lockTake() bool {
 	var bo park.Backoff
 	for !q.taking.CompareAndSwap(false, true) {
 		for q.taking.Load() {
-			if !bo.Snooze() || q.empty() {
+			if !bo.Snooze() {
 				return false
 			}
 		}
@@ -379,9 +381,9 @@ func (q *injector) lockTake() bool {
 // can be due ahead of Background only once, so the head of a level is
 // passed over at most aging+1 times. Called with taking held.
 //
-// pick counts a pass as decided; if the chosen level's oldest slot is not
-// ready yet, take takes from another level, and the counts are off by
-// that one take.
+// A level whose oldest slot is reserved but not ready yet counts as empty
+// for this take: its submitter is about to mark it ready, and wakes a
+// sleeper then.
 func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
 	h := -1
 	for l := range nonEmpty {
