@@ -86,7 +86,7 @@ func newChanPool(workers int) *chanPool {
 }
 
 func (c *chanPool) execute(_ class, fn func()) error { c.ch <- fn; return nil }
-func (c *chanPool) close()                          { close(c.ch); c.wg.Wait() }
+func (c *chanPool) close()                           { close(c.ch); c.wg.Wait() }
 
 // unitsPerWork is the number of hash rounds that take about *work.
 var unitsPerWork int
