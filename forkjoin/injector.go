@@ -114,8 +114,7 @@ type injector struct {
 	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
 	aging  int                // immutable after newInjector; 0 means strict priority
 
-	// Written while taking is held only, so Store after Load is exact; read
-	// by Stats without it.
+	// Queue waits (see recordWait), read by Stats without a lock.
 	waits     atomic.Uint64 // timed tasks taken (see waitSample)
 	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
 	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
@@ -333,21 +332,33 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		return nil, false
 	}
 	fn, x, queuedAt, k := q.levels[l].pop(heads[l])
-	if queuedAt != 0 { // a timed submission: its queue wait, from push to take
-		d := max(nanotime()-queuedAt, 0)
-		q.waits.Store(q.waits.Load() + 1)         // under taking: no other writer
-		q.waitTotal.Store(q.waitTotal.Load() + d) // under taking: no other writer
-		if d > q.waitMax.Load() {
-			q.waitMax.Store(d) // under taking: no other writer
-		}
-	}
 	heads[l] = q.levels[l].peek()
 	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
 	q.taking.Store(false)
+	if queuedAt != 0 {
+		q.recordWait(nanotime() - queuedAt)
+	}
 	if x == nil {
 		x = w.execNode(fn, groupOf(k, l))
 	}
 	return x, more
+}
+
+// recordWait adds the queue wait d of a timed submission (see waitSample),
+// from its push to its take, to the counters Stats reads. It runs after
+// the take, outside taking, on one take in waitSample: three atomic
+// read-modify-writes there cost less than holding the other workers off
+// while the clock is read.
+func (q *injector) recordWait(d int64) {
+	d = max(d, 0)
+	q.waits.Add(1)
+	q.waitTotal.Add(d)
+	for {
+		m := q.waitMax.Load()
+		if d <= m || q.waitMax.CompareAndSwap(m, d) {
+			return
+		}
+	}
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a
