@@ -19,8 +19,10 @@ package forkjoin
 //
 //   - Slot k of a level (counting from 0) is in block k/blockCap, and is
 //     written by the one submitter whose fetch-and-add returned k. Block m
-//     is installed (linked from block m-1 and made the tail) by the
-//     submitter of slot m*blockCap; submitters of later slots wait for it.
+//     is linked from block m-1 by the submitter of the middle slot of block
+//     m-1, half a block ahead of need (submitters of block m that get there
+//     first wait for it), and made the tail by the submitter of its first
+//     slot: the tail is block m only once slot m*blockCap is reserved.
 //   - Within a level, takes return slots in index order: tasks submitted at
 //     one priority are taken in the order of their reservations, that is,
 //     in the order the submissions were accepted, globally, across
@@ -216,20 +218,23 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	for b.num < m {
 		next := b.next.Load()
 		if next == nil {
-			if b.num+1 == m && k%blockCap == 0 {
-				// This submitter installs block m; nobody else writes b.next.
-				next = &block{num: m}
-				b.next.Store(next)
-				v.advanceTail(next)
-			} else {
-				// Block b.num+1 is being installed by its first submitter.
-				if !bo.Snooze() {
-					runtime.Gosched()
-				}
-				continue
+			// Block b.num+1 is being installed by the submitter of the
+			// middle slot of b, which reserved it blockCap/2 slots ago.
+			if !bo.Snooze() {
+				runtime.Gosched()
 			}
+			continue
 		}
 		b = next
+	}
+	switch k % blockCap {
+	case 0:
+		v.advanceTail(b)
+	case blockCap / 2:
+		// Install the next block now, half a block ahead, so that nobody
+		// waits for an allocation at the block's end. Only this submitter
+		// writes b.next.
+		b.next.Store(&block{num: m + 1})
 	}
 	s := &b.slots[k%blockCap]
 	if n != nil {
