@@ -251,3 +251,63 @@ func spin(d time.Duration) {
 	for t0 := time.Now(); time.Since(t0) < d; {
 	}
 }
+
+// TestInjectorStressExactlyOnce: 8 goroutines submit 20,000 tasks each
+// (2,000 under the race detector) at random priorities to 4 workers, with
+// Execute and Submit mixed, across hundreds of 64-slot blocks: every task
+// runs exactly once, and within each submitter and priority no task starts
+// while more than 3 (P-1) submitted before it have not started (see
+// startLog).
+func TestInjectorStressExactlyOnce(t *testing.T) {
+	const submitters, workers = 8, 4
+	each := 20_000
+	if raceEnabled {
+		each = 2_000
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(workers))
+	defer closePool(t, p)
+	prios := []forkjoin.Priority{forkjoin.Urgent, forkjoin.Normal, forkjoin.Background}
+	// One log per priority: submitter g's tasks at a priority are numbered
+	// in submission order.
+	var logs [3]*startLog
+	for i := range logs {
+		logs[i] = newStartLog(submitters, each, workers-1)
+	}
+	runs := make([]atomic.Int32, submitters*each)
+	var done sync.WaitGroup
+	done.Add(submitters * each)
+	var subs sync.WaitGroup
+	for g := range submitters {
+		subs.Add(1)
+		go func() {
+			defer subs.Done()
+			var seq [3]int
+			for i := range each {
+				li := (g*7 + i*i) % 3
+				n := seq[li]
+				seq[li]++
+				task := func() { logs[li].start(g, n); runs[g*each+i].Add(1); done.Done() }
+				if i%5 == 0 {
+					forkjoin.SubmitPriority(p, prios[li], func(*forkjoin.Worker) int { task(); return 0 })
+					continue
+				}
+				if err := p.ExecutePriority(prios[li], func(*forkjoin.Worker) { task() }); err != nil {
+					t.Errorf("ExecutePriority: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	within(t, "submitters", subs.Wait)
+	within(t, "tasks", done.Wait)
+	for k := range runs {
+		require.Equal(t, int32(1), runs[k].Load(), "task %d", k)
+	}
+	for _, l := range logs {
+		l.check(t)
+	}
+	waitUntil(t, "all completed", func() bool { return p.Stats().Completed == uint64(submitters*each) })
+	s := p.Stats()
+	require.EqualValues(t, submitters*each, s.Submitted)
+	require.Zero(t, s.QueuedUrgent+s.QueuedNormal+s.QueuedBackground)
+}
