@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
@@ -54,6 +55,9 @@ type config struct {
 	name        string
 	aging       int
 	agingSet    bool
+
+	slowThreshold time.Duration
+	slowHandler   func(p *Pool, worker int, running time.Duration)
 }
 
 // WithParallelism sets the number of workers. n <= 0 means
@@ -115,6 +119,7 @@ type Pool struct {
 	isShared    bool // Default(): Close is a no-op
 	name        string
 	inj         *injector     // the submission queue (injector.go)
+	slow        *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
 	closedCh    chan struct{} // closed by Close: wakes submitters waiting for room
 	stopped     chan struct{} // closed when the last worker has exited
 
@@ -179,8 +184,14 @@ func New(opts ...Option) *Pool {
 	}
 	p.spares = append(p.spares, p.workers[n:]...)
 	p.addLive(int64(n))
+	if c.slowHandler != nil { // before the workers start: they read p.slow
+		p.slow = &slowWatch{threshold: c.slowThreshold, handler: c.slowHandler, done: make(chan struct{})}
+	}
 	for _, w := range p.workers[:n] {
 		go w.loop()
+	}
+	if p.slow != nil {
+		go p.watch(p.slow)
 	}
 	return p
 }
@@ -238,6 +249,15 @@ func (p *Pool) Close() {
 		return
 	}
 	<-p.stopped
+	p.waitWatchdog()
+}
+
+// waitWatchdog waits for the slow-task watchdog, if any, which exits once
+// the workers have.
+func (p *Pool) waitWatchdog() {
+	if p.slow != nil {
+		<-p.slow.done
+	}
 }
 
 // Shutdown is Close with a deadline: it stops accepting submissions and
@@ -256,6 +276,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	}
 	select {
 	case <-p.stopped:
+		p.waitWatchdog()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",

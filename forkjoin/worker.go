@@ -28,6 +28,8 @@ type Worker struct {
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
 	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
+	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
+	slowSeq   atomic.Uint64 // sequence lock around slowStart (slow.go)
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
@@ -192,13 +194,21 @@ func (w *Worker) execute(n *node) {
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
 	w.own.executed++
-	root := n.root // read first: a completed exec node is recycled at once
+	root := n.root // read first: a completed exec node goes back to w's free list
+	watched := root && w.pool.slow != nil
+	var outerStart int64
+	if watched {
+		outerStart = w.beginRoot()
+	}
 	savedComp, savedGroup := w.comp, w.group
 	w.comp, w.group = n.comp, n.group
 	n.job.execute(w)
 	w.comp, w.group = savedComp, savedGroup
 	if root {
 		w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
+		if watched {
+			w.endRoot(outerStart)
+		}
 	}
 }
 
@@ -414,6 +424,9 @@ func (w *Worker) loop() {
 	}()
 	registerGoroutine(w)
 	w.comp, w.group = nil, 0 // after a Goexit restart, the unwound task's are stale
+	if w.pool.slow != nil && w.slowStart.Load() != 0 {
+		w.setSlowStart(0) // likewise
+	}
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
 
