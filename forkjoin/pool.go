@@ -84,10 +84,10 @@ func WithPanicHandler(h func(*PanicError)) Option {
 
 // WithMaxQueued bounds the submission queue (tasks submitted from outside
 // that have not started yet, all priorities together) to n, for servers
-// that must not let a backlog grow without bound. When it is full, Execute fails at once with
-// ErrQueueFull, ExecuteContext waits for room until its context is done, and
-// Submit and Invoke wait for room. Forks inside tasks are never bounded.
-// n <= 0 means unbounded, the default.
+// that must not let a backlog grow without bound. When it is full, Execute
+// fails at once with ErrQueueFull, ExecuteContext waits for room until its
+// context is done, and Submit and Invoke wait for room. Forks inside tasks
+// are never bounded. n <= 0 means unbounded, the default.
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block
@@ -336,10 +336,10 @@ func (p *Pool) rootDone() {
 	}
 }
 
-// pollSubmission takes the next submitted task for the scheduling loop
-// (see injector.take), or returns nil if none is queued. If more remain
-// and a worker sleeps, it wakes one (only an idle worker runs them), so
-// that a backlog ramps up every worker.
+// pollSubmission takes the next submitted task for w's scheduling loop
+// (see injector.take), or returns nil if none is ready. If more remain and
+// a worker sleeps, it wakes one (only an idle worker runs them), so that a
+// backlog ramps up every worker.
 func (p *Pool) pollSubmission(w *Worker) *node {
 	x, more := p.inj.take(w)
 	if more && p.sleepers.Any() {
@@ -351,8 +351,8 @@ func (p *Pool) pollSubmission(w *Worker) *node {
 // claim decides who runs a submitted node: the first worker to claim it
 // (a Submit's Future joined inside a task may run it while it is still
 // queued). A solo node (Execute's) has no Future: the worker that took it
-// is the only one that can run it. Claiming also makes room in a bounded queue (WithMaxQueued
-// bounds the submissions that have not started).
+// is the only one that can run it. Claiming also makes room in a bounded
+// queue (WithMaxQueued bounds the submissions that have not started).
 func (p *Pool) claim(n *node) bool {
 	if !n.solo && !n.claimed.CompareAndSwap(false, true) {
 		return false

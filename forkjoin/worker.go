@@ -224,7 +224,8 @@ func (w *Worker) run(n *node) {
 // unrelated computation that may itself join a Future lower on this
 // worker's stack, which could then never complete (Java's ForkJoinPool
 // does not help with external submissions while joining either). Roots
-// found while helping go back to the submission queue.
+// are only ever in the submission queue (injector.go), which a waiting
+// worker does not poll.
 func (w *Worker) waitUntil(l *latch, hint *node) {
 	var bo park.Backoff
 	for !l.probe() {
@@ -331,8 +332,9 @@ func (w *Worker) mayHelp(x *node) *node {
 }
 
 // findWork finds a task for the scheduling loop: own deque (LIFO, or FIFO in
-// async mode), then stealing from a random victim onwards, then the
-// submission queue.
+// async mode), then stealing from a random victim onwards, then handed-off
+// tasks, then the submission queue (one task, the oldest of the most urgent
+// level: see injector.take).
 func (w *Worker) findWork() *node {
 	var x *node
 	if w.fifo {
