@@ -35,10 +35,10 @@ package forkjoin
 //     level is passed over by at most aging+1 takes of other levels.
 //   - Root (submitted) nodes are never pushed on a deque: the injector is
 //     the only queue that holds them. Once taken, a slot is never read
-//     again, and a block the consumer has left is reached only by
-//     submitters that loaded it earlier, which look at its counters and
-//     links only: blocks are not reused (the GC frees them), so no stale
-//     pointer can see a recycled one.
+//     again, and a block the takers have left is reached only by
+//     submitters that loaded it earlier, which read its number and link
+//     only: blocks are not reused (the GC frees them), so no stale pointer
+//     can see a recycled one.
 
 import (
 	"context"
@@ -184,11 +184,11 @@ func newInjector(c config, closedCh <-chan struct{}) *injector {
 	return q
 }
 
-// waitSample is how many submissions share one timed queue wait: reading
-// the clock at push and at take costs about 45 ns per read on the 2-vCPU
-// machine of docs/design.md, a fifth of a submitted task's whole cost, so
-// the queue wait of every waitSample-th accepted submission of each level
-// is timed.
+// waitSample is how many submissions share one timed queue wait. A clock
+// read costs about 35 ns on the 2-vCPU machine of docs/design.md, and
+// reading it at every push and take showed as 12-19% of the CPU profile of
+// BenchmarkSubmit1M, so the queue wait of every waitSample-th accepted
+// submission of each level is timed.
 const waitSample = 8
 
 // clockEpoch anchors nanotime: time.Since on a Time with a monotonic
@@ -218,8 +218,9 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	for b.num < m {
 		next := b.next.Load()
 		if next == nil {
-			// Block b.num+1 is being installed by the submitter of the
-			// middle slot of b, which reserved it blockCap/2 slots ago.
+			// Block b.num+1 is being linked by the submitter of the middle
+			// slot of b, which reserved it at least blockCap/2 slots before
+			// this one.
 			if !bo.Snooze() {
 				runtime.Gosched()
 			}
@@ -315,10 +316,10 @@ func (q *injector) submitted() uint64 {
 
 // take removes the next task (see pick) for worker w and returns its node
 // (for Execute's function, one of w's exec nodes, see Worker.execNode), and
-// reports whether more tasks remain queued. It returns nil if none is
-// queued, if the next one is not ready yet, or if another worker is
-// taking; in the last two cases the submitter or the other worker wakes a
-// sleeper for what remains.
+// reports whether more tasks are ready. It returns nil if none is queued,
+// if the oldest of each level is reserved but not ready yet, or if another
+// worker holds taking past lockTake's backoff; in the last two cases the
+// submitter or the other worker wakes a sleeper for what remains.
 func (q *injector) take(w *Worker) (x *node, more bool) {
 	if q.empty() || !q.lockTake() {
 		return nil, false
