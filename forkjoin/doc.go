@@ -41,8 +41,9 @@
 // to run; it never runs a task of another computation, whose panic or
 // runtime.Goexit could then unwind through the frames it waits in. Idle
 // workers steal from random victims, then run tasks handed off by waiting
-// workers, then take submissions from outside, then spin briefly and
-// sleep; new work wakes a sleeper only if one sleeps.
+// workers, then take submissions from outside (one at a time, oldest first
+// within a priority: see ExecutePriority), then spin briefly and sleep; new
+// work wakes a sleeper only if one sleeps.
 // docs/design.md in the repository describes the algorithms, the
 // memory-ordering arguments and the measured costs.
 //

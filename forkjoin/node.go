@@ -24,12 +24,12 @@ type node struct {
 	thief atomic.Pointer[Worker] // the worker that stole the node, if any
 	comp  *computation           // cancellation scope inherited from the forking task; nil if none
 	group uint64                 // the computation the node belongs to (see handoff); written before the node is pushed
-	next  *node                  // link in the pool's submission stack
 
 	// Submitted (root) tasks only: root marks them, and claimed decides
 	// who runs one, since a root may be run by a worker that joins its
 	// Future while it still sits in a queue.
 	root    bool
+	solo    bool // a root that only the worker taking it can run (an Execute): claimed is not used
 	claimed atomic.Bool
 }
 

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
@@ -52,6 +53,11 @@ type config struct {
 	maxQueued   int
 	maxBlocked  int
 	name        string
+	aging       int
+	agingSet    bool
+
+	slowThreshold time.Duration
+	slowHandler   func(p *Pool, worker int, running time.Duration)
 }
 
 // WithParallelism sets the number of workers. n <= 0 means
@@ -77,11 +83,11 @@ func WithPanicHandler(h func(*PanicError)) Option {
 }
 
 // WithMaxQueued bounds the submission queue (tasks submitted from outside
-// that have not started yet) to n, for servers that must not let a
-// backlog grow without bound. When it is full, Execute fails at once with
-// ErrQueueFull, ExecuteContext waits for room until its context is done, and
-// Submit and Invoke wait for room. Forks inside tasks are never bounded.
-// n <= 0 means unbounded, the default.
+// that have not started yet, all priorities together) to n, for servers
+// that must not let a backlog grow without bound. When it is full, Execute
+// fails at once with ErrQueueFull, ExecuteContext waits for room until its
+// context is done, and Submit and Invoke wait for room. Forks inside tasks
+// are never bounded. n <= 0 means unbounded, the default.
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block
@@ -112,7 +118,8 @@ type Pool struct {
 	onPanic     func(*PanicError)
 	isShared    bool // Default(): Close is a no-op
 	name        string
-	room        chan struct{} // WithMaxQueued: one token per queued submission; nil if unbounded
+	inj         *injector     // the submission queue (injector.go)
+	slow        *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
 	closedCh    chan struct{} // closed by Close: wakes submitters waiting for room
 	stopped     chan struct{} // closed when the last worker has exited
 
@@ -127,14 +134,8 @@ type Pool struct {
 	inflight atomic.Int64 // accepted submissions not yet completed
 	closed   atomic.Bool
 
-	// Submissions from outside: a lock-free stack (newest first, linked
-	// through node.next) that a worker takes whole with one swap.
-	subStack  atomic.Pointer[node]
-	subLen    atomic.Int64 // submissions in subStack, for Stats
-	submitted atomic.Uint64
-	groups    atomic.Uint64 // numbers the computations (node.group); 0 is none
-	handoff   handoff       // tasks that waiting workers took but may not run
-	panics    atomic.Uint64 // Execute panics reported
+	handoff handoff       // tasks that waiting workers took but may not run
+	panics  atomic.Uint64 // Execute panics reported
 
 	closeOnce sync.Once
 }
@@ -163,9 +164,7 @@ func New(opts ...Option) *Pool {
 	if p.name == "" {
 		p.name = fmt.Sprintf("pool-%d", poolCount.Add(1))
 	}
-	if c.maxQueued > 0 {
-		p.room = make(chan struct{}, c.maxQueued)
-	}
+	p.inj = newInjector(c, p.closedCh)
 	if p.onPanic == nil {
 		p.onPanic = func(pe *PanicError) {
 			fmt.Fprintf(os.Stderr, "forkjoin: panic in a task started by Execute: %v\n\n%s\n", pe.Value, pe.Stack)
@@ -185,8 +184,14 @@ func New(opts ...Option) *Pool {
 	}
 	p.spares = append(p.spares, p.workers[n:]...)
 	p.addLive(int64(n))
+	if c.slowHandler != nil { // before the workers start: they read p.slow
+		p.slow = &slowWatch{threshold: c.slowThreshold, handler: c.slowHandler, done: make(chan struct{})}
+	}
 	for _, w := range p.workers[:n] {
 		go w.loop()
+	}
+	if p.slow != nil {
+		go p.watch(p.slow)
 	}
 	return p
 }
@@ -244,6 +249,15 @@ func (p *Pool) Close() {
 		return
 	}
 	<-p.stopped
+	p.waitWatchdog()
+}
+
+// waitWatchdog waits for the slow-task watchdog, if any, which exits once
+// the workers have.
+func (p *Pool) waitWatchdog() {
+	if p.slow != nil {
+		<-p.slow.done
+	}
 }
 
 // Shutdown is Close with a deadline: it stops accepting submissions and
@@ -262,6 +276,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	}
 	select {
 	case <-p.stopped:
+		p.waitWatchdog()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",
@@ -321,47 +336,28 @@ func (p *Pool) rootDone() {
 	}
 }
 
-// pollSubmission takes every waiting submission for w with one swap of
-// the stack's head: it returns the oldest and pushes the others on w's deque
-// (published, so idle workers steal them without touching the stack), with
-// the oldest at the bottom so that w runs them in submission order. Under a
-// stream of small external tasks this costs one atomic swap per batch
-// instead of a lock round trip per task. It returns nil if nothing waits.
+// pollSubmission takes the next submitted task for w's scheduling loop
+// (see injector.take), or returns nil if none is ready. If more remain and
+// a worker sleeps, it wakes one (only an idle worker runs them), so that a
+// backlog ramps up every worker.
 func (p *Pool) pollSubmission(w *Worker) *node {
-	if p.subStack.Load() == nil {
-		return nil
-	}
-	x := p.subStack.Swap(nil)
-	if x == nil {
-		return nil
-	}
-	k := 1
-	for x.next != nil { // newest first: push all but the oldest
-		// A root pushed here may be stolen by a worker that is joining;
-		// it hands it back (notRoot) rather than run it.
-		n := x
-		x = x.next
-		n.next = nil
-		w.deque.Push(n)
-		k++
-	}
-	p.subLen.Add(int64(-k))
-	if k > 1 && p.sleepers.Any() {
-		p.sleepers.WakeIdle() // more submissions wait: ramp up (only idle workers run them)
+	x, more := p.inj.take(w)
+	if more && p.sleepers.Any() {
+		p.sleepers.WakeIdle()
 	}
 	return x
 }
 
-// claim decides who runs a submitted node: the first worker to claim it.
-// Claiming also makes room in a bounded queue (WithMaxQueued bounds the
-// submissions that have not started).
+// claim decides who runs a submitted node: the first worker to claim it
+// (a Submit's Future joined inside a task may run it while it is still
+// queued). A solo node (Execute's) has no Future: the worker that took it
+// is the only one that can run it. Claiming also makes room in a bounded
+// queue (WithMaxQueued bounds the submissions that have not started).
 func (p *Pool) claim(n *node) bool {
-	if !n.claimed.CompareAndSwap(false, true) {
+	if !n.solo && !n.claimed.CompareAndSwap(false, true) {
 		return false
 	}
-	if p.room != nil {
-		<-p.room
-	}
+	p.inj.releaseRoom()
 	return true
 }
 
@@ -376,27 +372,12 @@ func (p *Pool) handOff(x *node) {
 	}
 }
 
-// pushSubmission pushes n on the submission stack and wakes a sleeper.
-func (p *Pool) pushSubmission(n *node) {
-	p.subLen.Add(1)
-	for {
-		head := p.subStack.Load()
-		n.next = head
-		if p.subStack.CompareAndSwap(head, n) {
-			break
-		}
-	}
-	if p.sleepers.Any() {
-		p.sleepers.WakeIdle() // a worker waiting in a join would not run it
-	}
-}
-
 // wakeIfWork wakes a sleeper if any work is visible. Slow path only.
 func (p *Pool) wakeIfWork() {
 	if !p.sleepers.Any() {
 		return
 	}
-	work := p.subLen.Load() > 0 || p.handoff.len() > 0
+	work := !p.inj.empty() || p.handoff.len() > 0
 	for _, v := range p.workers {
 		work = work || v.deque.Len() > 0
 	}
@@ -405,57 +386,40 @@ func (p *Pool) wakeIfWork() {
 	}
 }
 
-// submit queues a root task from outside the pool. With WithMaxQueued, a
-// full queue fails at once with ErrQueueFull unless wait is set; then it
-// waits for room until ctx (nil: forever) is done or the pool closes.
+// submit queues a root task from outside the pool at Normal priority. With
+// WithMaxQueued, a full queue fails at once with ErrQueueFull unless wait
+// is set; then it waits for room until ctx (nil: forever) is done or the
+// pool closes.
 //
 // Close needs no lock against submit: submit counts the task in inflight
 // before it checks closed, and Close sets closed before workers check
 // inflight, so (sequential consistency) either submit sees the pool closed
 // and backs out, or the workers see the task counted and wait for it.
 func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
-	if p.room != nil {
-		if err := p.acquireRoom(ctx, wait); err != nil {
+	return p.submitAt(ctx, n, nil, Normal, wait)
+}
+
+// submitAt is submit at priority prio, of the node n or, if n is nil, of
+// Execute's function fn.
+func (p *Pool) submitAt(ctx context.Context, n *node, fn func(*Worker), prio Priority, wait bool) error {
+	l := prio.level()
+	if p.inj.room != nil {
+		if err := p.inj.acquireRoom(ctx, wait, &p.closed); err != nil {
 			return err
 		}
 	}
 	p.inflight.Add(1)
 	if p.closed.Load() {
 		p.rootDone()
-		if p.room != nil {
-			<-p.room
-		}
+		p.inj.releaseRoom()
 		return ErrClosed
 	}
-	n.root = true
-	n.group = p.groups.Add(1)
-	p.submitted.Add(1)
-	p.pushSubmission(n)
+	if n != nil {
+		n.root = true
+	}
+	p.inj.push(l, fn, n)
+	if p.sleepers.Any() {
+		p.sleepers.WakeIdle() // a worker waiting in a join would not run it
+	}
 	return nil
-}
-
-func (p *Pool) acquireRoom(ctx context.Context, wait bool) error {
-	select {
-	case p.room <- struct{}{}:
-		return nil
-	default:
-	}
-	if p.closed.Load() {
-		return ErrClosed
-	}
-	if !wait {
-		return ErrQueueFull
-	}
-	var ctxDone <-chan struct{}
-	if ctx != nil {
-		ctxDone = ctx.Done()
-	}
-	select {
-	case p.room <- struct{}{}:
-		return nil
-	case <-p.closedCh:
-		return ErrClosed
-	case <-ctxDone:
-		return ctx.Err()
-	}
 }

@@ -31,50 +31,93 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 
 // Execute schedules fn to run on the pool and returns without waiting. It
 // returns ErrClosed once Close has been called, and ErrQueueFull when the
-// pool's submission queue is bounded (WithMaxQueued) and full. Nobody joins fn, so a panic
-// in it goes to the pool's panic handler (WithPanicHandler).
+// pool's submission queue is bounded (WithMaxQueued) and full. Nobody joins
+// fn, so a panic in it goes to the pool's panic handler (WithPanicHandler).
+//
+// Tasks submitted from outside (Execute, Submit, Invoke and their
+// variants) are taken from the submission queue one at a time, in the order
+// their submissions were accepted, within each priority level, in both LIFO
+// and FIFO mode; Execute submits at Normal priority (see ExecutePriority).
 func (p *Pool) Execute(fn func(*Worker)) error {
+	return p.ExecutePriority(Normal, fn)
+}
+
+// ExecutePriority is Execute at priority prio: a queued task is taken
+// before every queued task of a lower priority (but for aging, see
+// WithPriorityAging).
+func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
 	}
-	return p.submit(nil, &(&execNode{fn: fn, pool: p}).init().node, false)
+	return p.submitAt(nil, nil, fn, prio, false)
 }
 
 // ExecuteContext is Execute that, when the submission queue is bounded
 // (WithMaxQueued) and full, waits for room until ctx is done, returning
 // ctx.Err() then. It returns ErrClosed if the pool closes meanwhile.
 func (p *Pool) ExecuteContext(ctx context.Context, fn func(*Worker)) error {
+	return p.ExecuteContextPriority(ctx, Normal, fn)
+}
+
+// ExecuteContextPriority is ExecuteContext at priority prio.
+func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
-	return p.submit(ctx, &(&execNode{fn: fn, pool: p}).init().node, true)
+	return p.submitAt(ctx, nil, fn, prio, true)
 }
 
-// execNode is a fire-and-forget task from Execute.
+// execNode runs an Execute's function, which the submission queue holds
+// without a node (see injector.go). The worker that takes the function
+// from the queue runs it at once, in an exec node from its own free list
+// (Worker.execFree), and the node goes back to that list when the task
+// completes: only that worker's goroutine ever touches the node (nobody
+// else can see it: no handle is returned, it is never on a deque), so the
+// list needs no synchronization. The list holds as many nodes as Execute
+// tasks have been nested on the worker at once (see waitForeign).
 type execNode struct {
 	node
-	fn   func(*Worker)
-	pool *Pool
+	fn       func(*Worker)
+	pool     *Pool
+	nextFree *execNode
 }
 
-func (e *execNode) init() *execNode { e.job = e; return e }
+// execNode returns one of w's exec nodes, set to run fn as computation
+// group.
+func (w *Worker) execNode(fn func(*Worker), group uint64) *node {
+	e := w.execFree
+	if e != nil {
+		w.execFree = e.nextFree
+	} else {
+		e = &execNode{pool: w.pool}
+		e.job = e
+		e.root, e.solo = true, true
+	}
+	e.fn, e.group = fn, group
+	return &e.node
+}
 
 func (e *execNode) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
 			e.pool.reportPanic(capturePanic(recover()))
-			e.complete()
+			e.complete(w)
 		}
 	}()
 	e.fn(w)
 	finished = true
-	e.complete()
+	e.complete(w)
 }
 
-func (e *execNode) complete() {
+// complete tells the pool that e has completed (nobody waits for an
+// Execute task's latch) and puts e back on the free list of w, the worker
+// that took it and runs it.
+func (e *execNode) complete(w *Worker) {
 	e.fn = nil
-	e.pool.rootDone() // nobody waits for an Execute task's latch
+	e.nextFree = w.execFree
+	w.execFree = e
+	e.pool.rootDone()
 }
 
 // reportPanic hands an Execute panic to the panic handler; a panic in the
@@ -88,17 +131,28 @@ func (p *Pool) reportPanic(pe *PanicError) {
 // Submit schedules fn on the pool from any goroutine and returns its
 // Future; wait for it with Get (or Join inside a task). On a closed pool
 // the Future is already done and Get returns ErrClosed.
+// Submit is at Normal priority, like Execute, and queued in the same order.
 func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
+	return SubmitPriority(p, Normal, fn)
+}
+
+// SubmitPriority is Submit at priority prio (see ExecutePriority).
+func SubmitPriority[T any](p *Pool, prio Priority, fn func(*Worker) T) *Future[T] {
 	if fn == nil {
 		panic("forkjoin: Submit called with a nil function")
 	}
-	return SubmitTask[T](p, funcTask[T](fn))
+	return SubmitTaskPriority[T](p, prio, funcTask[T](fn))
 }
 
 // SubmitTask is Submit for a typed task.
 func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
+	return SubmitTaskPriority[T](p, Normal, c)
+}
+
+// SubmitTaskPriority is SubmitTask at priority prio.
+func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 	s := newSubmission[T](p, c)
-	if err := p.submit(nil, &s.node, true); err != nil {
+	if err := p.submitAt(nil, &s.node, nil, prio, true); err != nil {
 		s.fail(err)
 	}
 	return &s.future
@@ -132,6 +186,13 @@ func newSubmission[T any, C Computer[T]](p *Pool, c C) *submission[T, C] {
 // idle worker would), so that pools that invoke each other, in chains or
 // rings, cannot deadlock.
 func Invoke[T any](p *Pool, fn func(*Worker) T) T {
+	return InvokePriority(p, Normal, fn)
+}
+
+// InvokePriority is Invoke that, called from outside p, submits fn at
+// priority prio. Called from one of p's own tasks it runs fn inline, as
+// Invoke does, whatever prio.
+func InvokePriority[T any](p *Pool, prio Priority, fn func(*Worker) T) T {
 	if fn == nil {
 		panic("forkjoin: Invoke called with a nil function")
 	}
@@ -139,7 +200,7 @@ func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	if w != nil && w.pool == p {
 		return callInline(w, fn)
 	}
-	c := SubmitTask[T](p, funcTask[T](fn)).c
+	c := SubmitTaskPriority[T](p, prio, funcTask[T](fn)).c
 	if w != nil {
 		w.waitForeign(&c.latch) // a task of another pool: keep that pool going
 	} else {

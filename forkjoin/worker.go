@@ -27,6 +27,12 @@ type Worker struct {
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
+	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
+	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
+	slowSeq   atomic.Uint64 // sequence lock around slowStart (slow.go)
+
+	execFree *execNode // exec nodes for Execute's functions; see execNode
+
 	comp  *computation // cancellation scope of the task running now; nil if none
 	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
 	rng   uint64
@@ -188,10 +194,22 @@ func (w *Worker) execute(n *node) {
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
 	w.own.executed++
+	root := n.root // read first: a completed exec node goes back to w's free list
+	watched := root && w.pool.slow != nil
+	var outerStart int64
+	if watched {
+		outerStart = w.beginRoot()
+	}
 	savedComp, savedGroup := w.comp, w.group
 	w.comp, w.group = n.comp, n.group
 	n.job.execute(w)
 	w.comp, w.group = savedComp, savedGroup
+	if root {
+		w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
+		if watched {
+			w.endRoot(outerStart)
+		}
+	}
 }
 
 // waitUntil is the one wait of a worker: it returns once l is set, and
@@ -206,7 +224,8 @@ func (w *Worker) run(n *node) {
 // unrelated computation that may itself join a Future lower on this
 // worker's stack, which could then never complete (Java's ForkJoinPool
 // does not help with external submissions while joining either). Roots
-// found while helping go back to the submission queue.
+// are only ever in the submission queue (injector.go), which a waiting
+// worker does not poll.
 func (w *Worker) waitUntil(l *latch, hint *node) {
 	var bo park.Backoff
 	for !l.probe() {
@@ -301,23 +320,21 @@ func (w *Worker) findHelp(n *node) *node {
 }
 
 // mayHelp passes x through if a worker waiting in w's computation may run
-// it, and otherwise hands it to whoever may: a submitted task back to the
-// submission queue, a task of another computation to the handoff list.
+// it, and otherwise hands a task of another computation to the handoff
+// list. x comes from a deque, so it is not a submitted (root) task: those
+// are only ever in the injector, which a waiting worker does not poll.
 func (w *Worker) mayHelp(x *node) *node {
-	switch {
-	case x.group == w.group:
+	if x.group == w.group {
 		return x
-	case x.root:
-		w.pool.pushSubmission(x)
-	default:
-		w.pool.handOff(x)
 	}
+	w.pool.handOff(x)
 	return nil
 }
 
 // findWork finds a task for the scheduling loop: own deque (LIFO, or FIFO in
-// async mode), then stealing from a random victim onwards, then the
-// submission queue.
+// async mode), then stealing from a random victim onwards, then handed-off
+// tasks, then the submission queue (one task, the oldest of the most urgent
+// level: see injector.take).
 func (w *Worker) findWork() *node {
 	var x *node
 	if w.fifo {
@@ -341,6 +358,13 @@ func (w *Worker) findWork() *node {
 // thieves spread over victims instead of convoying on worker 0.
 func (w *Worker) stealAny() *node {
 	ws := w.pool.workers
+	if live, _ := splitCounts(w.pool.counts.Load()); live <= w.pool.parallelism {
+		// No spare is running (see Block), so none holds a task: their
+		// deques are empty. A spare counts itself live before it starts,
+		// so one that pushes after this load finds this worker registered
+		// if it goes to sleep (see internal/park), and wakes it.
+		ws = ws[:w.pool.parallelism]
+	}
 	n := len(ws)
 	if n == 1 {
 		return nil
@@ -402,6 +426,9 @@ func (w *Worker) loop() {
 	}()
 	registerGoroutine(w)
 	w.comp, w.group = nil, 0 // after a Goexit restart, the unwound task's are stale
+	if w.pool.slow != nil && w.slowStart.Load() != 0 {
+		w.setSlowStart(0) // likewise
+	}
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
 

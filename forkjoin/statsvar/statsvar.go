@@ -8,6 +8,12 @@
 //	pool := forkjoin.New()
 //	statsvar.Publish("magpie", pool)
 //	// GET /debug/vars now includes "magpie": {"Workers": 8, "Steals": ..., ...}
+//
+// An operator of a task server watches the submission counters among them:
+// Completed, QueuedUrgent, QueuedNormal and QueuedBackground (the backlog
+// by priority), and QueueWaits, QueueWaitTotal and QueueWaitMax (how long
+// submitted tasks waited to start, in nanoseconds in the JSON), which
+// Stats reads without taking a lock on the submission path.
 package statsvar
 
 import (

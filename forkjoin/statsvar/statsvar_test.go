@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"expvar"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -26,5 +27,9 @@ func TestPublish(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(v.String()), &got))
 	require.Equal(t, 2, got.Workers)
 	require.Equal(t, uint64(10), got.Submitted)
+	require.Eventually(t, func() bool { return p.Stats().Completed == 10 }, 30*time.Second, time.Millisecond,
+		"counted just after Invoke's result is delivered")
+	require.Equal(t, uint64(1), got.QueueWaits, "one submission in 8 is timed")
+	require.Zero(t, got.QueuedUrgent+got.QueuedNormal+got.QueuedBackground)
 	require.Panics(t, func() { Publish("magpie_test_pool", p) }, "a name is published once")
 }

@@ -1,0 +1,466 @@
+package forkjoin
+
+// The injector is the pool's queue of tasks submitted from outside
+// (Execute, Submit, Invoke and their variants), named after crossbeam's
+// Injector: one FIFO queue per priority level, a worker taking one task per
+// take. It keeps the backpressure of WithMaxQueued and the counters Stats
+// reports about submissions; the Pool keeps the lifecycle and the workers.
+//
+// Each level is an unbounded array of slots in linked blocks of blockCap,
+// as crossbeam's Injector is: a submitter reserves the next slot with one
+// fetch-and-add on the level's pushed counter (the point at which the
+// submission is ordered), writes its task into the slot and marks it ready.
+// Execute's function goes into the slot itself, so an Execute allocates
+// nothing but, once per blockCap submissions, a block. Takes are serialized
+// by a try-lock (taking): the worker holding it reads the slot at the
+// level's taken count once it is ready.
+//
+// Invariants:
+//
+//   - Slot k of a level (counting from 0) is in block k/blockCap, and is
+//     written by the one submitter whose fetch-and-add returned k. Block m
+//     is linked from block m-1 by the submitter of the middle slot of block
+//     m-1, half a block ahead of need (submitters of block m that get there
+//     first wait for it), and made the tail by the submitter of its first
+//     slot: the tail is block m only once slot m*blockCap is reserved.
+//   - Within a level, takes return slots in index order: tasks submitted at
+//     one priority are taken in the order of their reservations, that is,
+//     in the order the submissions were accepted, globally, across
+//     submitting goroutines. A reserved slot not yet ready holds back the
+//     later ones (a take returns nil, never a later task); its submitter
+//     marks it ready and then wakes a sleeper (Pool.submitAt).
+//   - A take returns the oldest task of the most urgent non-empty level,
+//     except that a level passed over by aging (WithPriorityAging)
+//     consecutive takes is taken from next (see pick): the oldest task of a
+//     level is passed over by at most aging+1 takes of other levels.
+//   - Root (submitted) nodes are never pushed on a deque: the injector is
+//     the only queue that holds them. Once taken, a slot is never read
+//     again, and a block the takers have left is reached only by
+//     submitters that loaded it earlier, which read its number and link
+//     only: blocks are not reused (the GC frees them), so no stale pointer
+//     can see a recycled one.
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/magpie-go/magpie/internal/park"
+)
+
+// Priority is the urgency of a task submitted from outside the pool. When
+// tasks of several levels wait in the submission queue, a worker takes
+// Urgent ones before Normal ones before Background ones, FIFO within a
+// level, except that aging (WithPriorityAging) keeps a lower level from
+// starving. The zero value is Normal. Priorities order only the submission
+// queue: a running task is never preempted, and the tasks it forks run as
+// any forked task does.
+type Priority int8
+
+const (
+	// Background is for work that may wait while the pool is busy: a
+	// queued Background task starts after queued Normal and Urgent ones
+	// (but for aging).
+	Background Priority = -1
+	// Normal is the priority of Execute, Submit and Invoke.
+	Normal Priority = 0
+	// Urgent is for work that must not wait behind a backlog: a queued
+	// Urgent task starts before every queued Normal and Background one
+	// (but for aging).
+	Urgent Priority = 1
+)
+
+// NumPriorities is the number of priority levels.
+const NumPriorities = 3
+
+// DefaultPriorityAging is the aging of a pool without WithPriorityAging.
+const DefaultPriorityAging = 32
+
+// String returns "Urgent", "Normal" or "Background".
+func (p Priority) String() string {
+	switch p {
+	case Urgent:
+		return "Urgent"
+	case Normal:
+		return "Normal"
+	case Background:
+		return "Background"
+	}
+	return fmt.Sprintf("Priority(%d)", int(p))
+}
+
+// level maps a priority to its list: 0 is the most urgent.
+func (p Priority) level() int {
+	if p < Background || p > Urgent {
+		panic(fmt.Sprintf("forkjoin: %v is not Urgent, Normal or Background", p))
+	}
+	return int(Urgent - p)
+}
+
+// WithPriorityAging sets how many consecutive takes from more urgent levels
+// a waiting lower level lets pass before one of its tasks is taken: with
+// aging k, a queued Background task at the head of its level is passed over
+// by at most k+1 takes of other levels (k+1 when Normal and Background come
+// due at once), so no level starves. k <= 0 disables aging: strict
+// priority, under which lower levels wait as long as more urgent tasks are
+// queued. The default is DefaultPriorityAging.
+func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.agingSet = true } }
+
+// injector is the submission queue; see the top of this file.
+type injector struct {
+	levels [NumPriorities]queue
+
+	taking atomic.Bool        // the consumers' try-lock: set while a worker takes
+	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
+	aging  int                // immutable after newInjector; 0 means strict priority
+
+	// Queue waits (see recordWait), read by Stats without a lock.
+	waits     atomic.Uint64 // timed tasks taken (see waitSample)
+	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
+	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
+
+	// WithMaxQueued: one token per submission not yet claimed (started);
+	// nil if unbounded. A channel, so that a waiting submitter can also
+	// wait for its context and for Close.
+	room     chan struct{}
+	closedCh <-chan struct{} // the pool's: closed by Close
+}
+
+// blockCap is the number of slots per block: a block (2 KiB) is allocated
+// once per blockCap submissions.
+const blockCap = 64
+
+// slot holds one submitted task: fn for Execute, else n.
+type slot struct {
+	fn       func(*Worker) // Execute's function, or nil
+	n        *node         // a submitted node (Submit, Invoke), or nil
+	queuedAt int64         // nanotime at push if the wait is timed, else 0
+	ready    atomic.Bool   // set by the submitter once the fields above are written
+}
+
+// block is blockCap consecutive slots of a level.
+type block struct {
+	slots [blockCap]slot
+	next  atomic.Pointer[block] // block num+1, installed by the submitter of its first slot
+	num   uint64                // the block's position: it holds slots num*blockCap on; immutable
+}
+
+// queue is one priority level; see the top of this file.
+//
+// pushed and taken count the slots reserved and taken: queued is their
+// difference. The consumer alone writes taken, so it does no
+// read-modify-write on the submitters' line.
+type queue struct {
+	tail   atomic.Pointer[block] // the newest installed block
+	pushed atomic.Uint64         // slots reserved: the next submission reserves slot pushed
+	_      [48]byte              // tail and pushed are written by every submitter: off the consumer's line
+	taken  atomic.Uint64         // slots taken; written under injector.taking only
+	head   *block                // the block holding slot taken; guarded by injector.taking
+}
+
+// queued returns the number of slots reserved and not taken. taken is
+// read first: it never exceeds pushed, and both only grow, so the
+// difference is never negative.
+func (v *queue) queued() uint64 {
+	t := v.taken.Load()
+	return v.pushed.Load() - t
+}
+
+func newInjector(c config, closedCh <-chan struct{}) *injector {
+	q := &injector{aging: DefaultPriorityAging, closedCh: closedCh}
+	if c.agingSet {
+		q.aging = max(c.aging, 0)
+	}
+	if c.maxQueued > 0 {
+		q.room = make(chan struct{}, c.maxQueued)
+	}
+	for l := range q.levels {
+		b := &block{}
+		q.levels[l].head = b
+		q.levels[l].tail.Store(b)
+	}
+	return q
+}
+
+// waitSample is how many submissions share one timed queue wait. A clock
+// read costs about 35 ns on the 2-vCPU machine of docs/design.md, and
+// reading it at every push and take showed as 12-19% of the CPU profile of
+// BenchmarkSubmit1M, so the queue wait of every waitSample-th accepted
+// submission of each level is timed.
+const waitSample = 8
+
+// clockEpoch anchors nanotime: time.Since on a Time with a monotonic
+// reading costs one monotonic clock read.
+var clockEpoch = time.Now()
+
+// nanotime returns monotonic nanoseconds since clockEpoch.
+func nanotime() int64 { return int64(time.Since(clockEpoch)) }
+
+// groupOf is the computation number (node.group) of slot k of level l:
+// unique, and never 0 (which means none).
+func groupOf(k uint64, l int) uint64 { return (k+1)*NumPriorities + uint64(l) }
+
+// push queues a task at level l: fn (Execute) if n is nil, else the root
+// node n, which it gives its computation number before publishing it. The
+// caller has already counted it in flight (see Pool.submitAt) and acquired
+// room if the queue is bounded.
+func (q *injector) push(l int, fn func(*Worker), n *node) {
+	v := &q.levels[l]
+	// Load the tail before reserving: the tail is block j only once slot
+	// j*blockCap has been reserved, so the slot reserved next is in the
+	// tail block or after it.
+	b := v.tail.Load()
+	k := v.pushed.Add(1) - 1
+	m := k / blockCap
+	var bo park.Backoff
+	for b.num < m {
+		next := b.next.Load()
+		if next == nil {
+			// Block b.num+1 is being linked by the submitter of the middle
+			// slot of b, which reserved it at least blockCap/2 slots before
+			// this one.
+			if !bo.Snooze() {
+				runtime.Gosched()
+			}
+			continue
+		}
+		b = next
+	}
+	switch k % blockCap {
+	case 0:
+		v.advanceTail(b)
+	case blockCap / 2:
+		// Install the next block now, half a block ahead, so that nobody
+		// waits for an allocation at the block's end. Only this submitter
+		// writes b.next.
+		b.next.Store(&block{num: m + 1})
+	}
+	s := &b.slots[k%blockCap]
+	if n != nil {
+		n.group = groupOf(k, l)
+	}
+	s.fn, s.n = fn, n
+	if k%waitSample == waitSample-1 {
+		s.queuedAt = max(nanotime(), 1)
+	}
+	s.ready.Store(true) // publishes the writes above, and n's
+}
+
+// advanceTail makes b the tail unless a later block already is: the
+// installers of consecutive blocks may get here out of order.
+func (v *queue) advanceTail(b *block) {
+	for {
+		t := v.tail.Load()
+		if t.num >= b.num || v.tail.CompareAndSwap(t, b) {
+			return
+		}
+	}
+}
+
+// peek returns v's oldest slot if it is ready, else nil (v is empty, or
+// its oldest slot is reserved but not written yet). It reads the slot,
+// not pushed: the line of pushed, written by every submitter, stays
+// theirs. Called with injector.taking held.
+func (v *queue) peek() *slot {
+	k := v.taken.Load()
+	b := v.head
+	if b.num < k/blockCap { // the first slot of the next block
+		if b = b.next.Load(); b == nil {
+			return nil // not installed yet
+		}
+		v.head = b
+	}
+	s := &b.slots[k%blockCap]
+	if !s.ready.Load() {
+		return nil
+	}
+	return s
+}
+
+// pop takes s, v's oldest slot returned by peek, and returns its contents
+// and index. Called with injector.taking held.
+func (v *queue) pop(s *slot) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
+	k = v.taken.Load()
+	fn, n, queuedAt = s.fn, s.n, s.queuedAt
+	// Nobody reads the slot again (see the top of this file): drop its
+	// references so that the GC need not wait for the whole block.
+	s.fn, s.n = nil, nil
+	v.taken.Store(k + 1) // under taking: no other writer
+	return fn, n, queuedAt, k
+}
+
+// empty reports whether no task is queued, exactly: a worker that finds it
+// empty after registering to sleep will be woken by the next submission
+// (see internal/park). It stops at the first non-empty level, most urgent
+// first.
+func (q *injector) empty() bool {
+	for l := range q.levels {
+		if q.levels[l].queued() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// len returns the number of queued tasks.
+func (q *injector) len() int {
+	return int(q.levels[0].queued() + q.levels[1].queued() + q.levels[2].queued())
+}
+
+// submitted returns the number of accepted submissions.
+func (q *injector) submitted() uint64 {
+	return q.levels[0].pushed.Load() + q.levels[1].pushed.Load() + q.levels[2].pushed.Load()
+}
+
+// take removes the next task (see pick) for worker w and returns its node
+// (for Execute's function, one of w's exec nodes, see Worker.execNode), and
+// reports whether more tasks are ready. It returns nil if none is queued,
+// if the oldest of each level is reserved but not ready yet, or if another
+// worker holds taking past lockTake's backoff; in the last two cases the
+// submitter or the other worker wakes a sleeper for what remains.
+func (q *injector) take(w *Worker) (x *node, more bool) {
+	if q.empty() || !q.lockTake() {
+		return nil, false
+	}
+	var (
+		heads    [NumPriorities]*slot
+		nonEmpty [NumPriorities]bool
+	)
+	for l := range q.levels {
+		heads[l] = q.levels[l].peek()
+		nonEmpty[l] = heads[l] != nil
+	}
+	l := q.pick(nonEmpty)
+	if l < 0 {
+		q.taking.Store(false)
+		return nil, false
+	}
+	fn, x, queuedAt, k := q.levels[l].pop(heads[l])
+	heads[l] = q.levels[l].peek()
+	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
+	q.taking.Store(false)
+	if queuedAt != 0 {
+		q.recordWait(nanotime() - queuedAt)
+	}
+	if x == nil {
+		x = w.execNode(fn, groupOf(k, l))
+	}
+	return x, more
+}
+
+// recordWait adds the queue wait d of a timed submission (see waitSample),
+// from its push to its take, to the counters Stats reads. It runs after
+// the take, outside taking, on one take in waitSample: three atomic
+// read-modify-writes there cost less than holding the other workers off
+// while the clock is read.
+func (q *injector) recordWait(d int64) {
+	d = max(d, 0)
+	q.waits.Add(1)
+	q.waitTotal.Add(d)
+	for {
+		m := q.waitMax.Load()
+		if d <= m || q.waitMax.CompareAndSwap(m, d) {
+			return
+		}
+	}
+}
+
+// lockTake acquires taking, spinning while another worker holds it (a
+// take is a few dozen instructions) and giving up, reporting false, once
+// a backoff's spins and yields are exhausted (the holder may be
+// descheduled): a worker that returned empty-handed would go
+// idle and back, which costs more than the wait.
+func (q *injector) lockTake() bool {
+	var bo park.Backoff
+	for !q.taking.CompareAndSwap(false, true) {
+		for q.taking.Load() {
+			if !bo.Snooze() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pick chooses the level to take from among the non-empty ones, or -1 if
+// all are empty, and updates the aging counts: the most urgent non-empty
+// level h, unless h has not been passed over aging times and a less
+// urgent non-empty level has (the most urgent such level then): of the
+// levels that are due, the most urgent goes first. Every non-empty level
+// less urgent than the one chosen counts one more pass; the chosen level
+// and the empty ones restart at 0. Levels more urgent than the chosen one
+// keep their count (they were not passed over for priority).
+//
+// Bound: a level reaching aging passes is chosen at the next take unless
+// a more urgent level is due at the same take; with three levels, Normal
+// can be due ahead of Background only once, so the head of a level is
+// passed over at most aging+1 times. Called with taking held.
+//
+// A level whose oldest slot is reserved but not ready yet counts as empty
+// for this take: its submitter is about to mark it ready, and wakes a
+// sleeper then.
+func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
+	h := -1
+	for l := range nonEmpty {
+		if nonEmpty[l] {
+			h = l
+			break
+		}
+	}
+	if h < 0 {
+		return -1
+	}
+	chosen := h
+	if q.aging > 0 {
+		for l := h; l < NumPriorities; l++ {
+			if nonEmpty[l] && q.passed[l] >= q.aging {
+				chosen = l // the most urgent level that is due
+				break
+			}
+		}
+	}
+	for l := range nonEmpty {
+		switch {
+		case !nonEmpty[l] || l == chosen:
+			q.passed[l] = 0
+		case l > chosen:
+			q.passed[l]++
+		}
+	}
+	return chosen
+}
+
+// acquireRoom takes a token of a bounded queue for one submission. When
+// the queue is full it fails with ErrQueueFull unless wait is set; then it
+// waits until ctx (nil: never) is done or the pool closes.
+func (q *injector) acquireRoom(ctx context.Context, wait bool, closed *atomic.Bool) error {
+	select {
+	case q.room <- struct{}{}:
+		return nil
+	default:
+	}
+	if closed.Load() {
+		return ErrClosed
+	}
+	if !wait {
+		return ErrQueueFull
+	}
+	select {
+	case q.room <- struct{}{}:
+		return nil
+	case <-q.closedCh:
+		return ErrClosed
+	case <-doneOf(ctx):
+		return ctx.Err()
+	}
+}
+
+// releaseRoom returns the token of a submission that has started (or was
+// rejected after acquiring it) to a bounded queue.
+func (q *injector) releaseRoom() {
+	if q.room != nil {
+		<-q.room
+	}
+}

@@ -1,0 +1,70 @@
+package forkjoin_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// TestSlowTaskHandlerReportsStuckTask: with a 100 ms threshold, a submitted
+// task held past it is reported while it still runs, once, with its
+// worker's index and a running time of at least the threshold; 200 quick
+// tasks are never reported; Close waits for the watchdog (goleak checks).
+func TestSlowTaskHandlerReportsStuckTask(t *testing.T) {
+	const threshold = 100 * time.Millisecond
+	type report struct {
+		p       *forkjoin.Pool
+		worker  int
+		running time.Duration
+	}
+	var mu sync.Mutex
+	var reports []report
+	p := forkjoin.New(forkjoin.WithParallelism(2),
+		forkjoin.WithSlowTaskHandler(threshold, func(p *forkjoin.Pool, worker int, running time.Duration) {
+			mu.Lock()
+			reports = append(reports, report{p, worker, running})
+			mu.Unlock()
+		}))
+	defer closePool(t, p)
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(reports) }
+
+	var quick sync.WaitGroup
+	quick.Add(200)
+	for range 200 {
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { quick.Done() }))
+	}
+	within(t, "quick tasks", quick.Wait)
+
+	release := make(chan struct{})
+	index := make(chan int, 1)
+	require.NoError(t, p.Execute(func(w *forkjoin.Worker) { index <- w.Index(); <-release }))
+	waitUntil(t, "the stuck task's report", func() bool { return count() > 0 })
+	time.Sleep(2 * threshold) // more looks of the watchdog: still one report
+	close(release)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reports, 1)
+	require.Same(t, p, reports[0].p)
+	require.Equal(t, <-index, reports[0].worker)
+	require.GreaterOrEqual(t, reports[0].running, threshold)
+}
+
+// TestSlowTaskHandlerOff: a threshold <= 0 or a nil handler disables the
+// reports (a pool with either works as usual).
+func TestSlowTaskHandlerOff(t *testing.T) {
+	called := false
+	for _, opt := range []forkjoin.Option{
+		forkjoin.WithSlowTaskHandler(0, func(*forkjoin.Pool, int, time.Duration) { called = true }),
+		forkjoin.WithSlowTaskHandler(time.Millisecond, nil),
+	} {
+		p := forkjoin.New(forkjoin.WithParallelism(1), opt)
+		require.Equal(t, 1, forkjoin.Invoke(p, func(*forkjoin.Worker) int { time.Sleep(5 * time.Millisecond); return 1 }))
+		closePool(t, p)
+	}
+	require.False(t, called)
+}

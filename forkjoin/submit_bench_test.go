@@ -1,0 +1,79 @@
+package forkjoin_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// BenchmarkSubmit1M: tiny tasks submitted from outside and awaited with a
+// WaitGroup, by 1, 4 and 16 submitting goroutines, through Execute on a
+// pool of GOMAXPROCS workers ("magpie") and, in the same run, through the
+// channel worker pool a Go server would write instead ("chan": a channel
+// of 1024 funcs drained by GOMAXPROCS goroutines). One op is one task; run
+// 1M of them per measurement with
+//
+//	go test ./forkjoin -run XXX -bench Submit1M -benchtime 1000000x -count 10 -test.cpu 2 | benchstat -
+//
+// Every task is the same func value, so an allocation per op is the
+// submission path's own.
+func BenchmarkSubmit1M(b *testing.B) {
+	for _, submitters := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("magpie/submitters=%d", submitters), func(b *testing.B) {
+			p := forkjoin.New()
+			defer p.Close()
+			var wg sync.WaitGroup
+			task := func(*forkjoin.Worker) { wg.Done() }
+			submitAll(b, submitters, &wg, func() {
+				if err := p.Execute(task); err != nil {
+					panic(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("chan/submitters=%d", submitters), func(b *testing.B) {
+			ch := make(chan func(), 1024)
+			var workers sync.WaitGroup
+			for range runtime.GOMAXPROCS(0) {
+				workers.Add(1)
+				go func() {
+					defer workers.Done()
+					for f := range ch {
+						f()
+					}
+				}()
+			}
+			defer func() { close(ch); workers.Wait() }()
+			var wg sync.WaitGroup
+			task := func() { wg.Done() }
+			submitAll(b, submitters, &wg, func() { ch <- task })
+		})
+	}
+}
+
+// submitAll times b.N calls of submit, split over the given number of
+// goroutines, and the wait for the b.N tasks they submit (each calls
+// wg.Done).
+func submitAll(b *testing.B, submitters int, wg *sync.WaitGroup, submit func()) {
+	b.ReportAllocs()
+	wg.Add(b.N)
+	var subs sync.WaitGroup
+	b.ResetTimer()
+	for g := range submitters {
+		share := b.N / submitters
+		if g < b.N%submitters {
+			share++
+		}
+		subs.Add(1)
+		go func() {
+			defer subs.Done()
+			for range share {
+				submit()
+			}
+		}()
+	}
+	subs.Wait()
+	wg.Wait()
+}
