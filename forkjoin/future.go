@@ -200,10 +200,20 @@ func (f *Future[T]) joinOther(w *Worker) T {
 }
 
 // Get waits for the task from any goroutine and returns its result, or the
-// task's *PanicError, ErrClosed if it was submitted to a closed pool, or
-// ctx.Err() if ctx is done first (the task itself keeps running). Inside a
-// task use Join instead: Get blocks the worker without helping, and would
-// deadlock a pool whose other workers all wait for this one.
+// task's *PanicError, ErrClosed if it was submitted to a closed pool, or,
+// for SubmitContext, the computation's ctx.Err() (see SubmitContext).
+//
+// ctx bounds Get's wait and nothing else, as in any Go call that waits: if
+// ctx is done before the task completes, Get returns ctx.Err() at once,
+// while the task may still run (it is not canceled, and may still write to
+// memory it shares with the caller). To stop the task, cancel the context
+// given to SubmitContext; to wait until it has stopped, call Get again
+// with a context that is not done (context.Background()), which returns
+// only once the task and every task it joined have stopped
+// (TestFutureGetContextBoundsOnlyTheWait).
+//
+// Inside a task use Join instead: Get blocks the worker without helping,
+// and would deadlock a pool whose other workers all wait for this one.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {

@@ -54,7 +54,13 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 
 // ExecuteContext is Execute that, when the submission queue is bounded
 // (WithMaxQueued) and full, waits for room until ctx is done, returning
-// ctx.Err() then. It returns ErrClosed if the pool closes meanwhile.
+// ctx.Err() then; fn is not accepted and never runs. It returns ErrClosed
+// if the pool closes meanwhile. ctx bounds that wait and nothing else: an
+// accepted fn runs to its end whatever becomes of ctx (its w.Context() is
+// context.Background()), and with room fn is accepted even if ctx is
+// already done, as semaphore.Weighted.Acquire may succeed then. To make fn
+// cancelable, use SubmitContext. TestExecuteContextBoundsOnlyTheWaitForRoom
+// proves each case.
 func (p *Pool) ExecuteContext(ctx context.Context, fn func(*Worker)) error {
 	return p.ExecuteContextPriority(ctx, Normal, fn)
 }
