@@ -95,6 +95,7 @@ func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, 
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
+	p = orDefault(p)
 	w := callingWorker()
 	if w != nil && w.pool == p {
 		return invokeInline(ctx, w, fn)
@@ -172,6 +173,7 @@ func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Fut
 	if fn == nil {
 		panic("forkjoin: SubmitContext called with a nil function")
 	}
+	p = orDefault(p)
 	s := newSubmission[T](p, funcTask[T](fn))
 	c := newComputation(ctx)
 	s.comp = c

@@ -50,7 +50,12 @@
 // # Contract
 //
 //   - A task's *Worker belongs to the goroutine running the task: pass it
-//     down, never to another goroutine, and do not keep it.
+//     down, never to another goroutine, and do not keep it. A nil *Worker
+//     (a typed nil in a Runner too) panics with one message everywhere,
+//     "<package>: <function> called with a nil *Worker", in packages
+//     forkjoin, task and magpie alike (TestNilWorkerOneMessage in each).
+//   - A nil *Pool means Default() wherever a pool is taken, as a nil
+//     Runner does (TestNilPoolMeansDefault in each package).
 //   - A panic in a task never kills a worker: it is captured with its stack
 //     as a *PanicError (see Panics below).
 //   - Close runs everything accepted, then stops the workers; work submitted

@@ -62,6 +62,9 @@ func forkFunc[T any](w *Worker, fn func(*Worker) T) *cell[T] {
 	if fn == nil {
 		panic("forkjoin: Fork called with a nil function")
 	}
+	if w == nil {
+		panicNilWorker("Fork")
+	}
 	return forkCell[T](w, funcTask[T](fn))
 }
 
@@ -71,10 +74,12 @@ func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
 	return &Future[T]{c: forkCell[T](w, c)}
 }
 
-// forkCell forks c on w in a recycled cell.
+// forkCell forks c on w in a recycled cell. It takes no name for the nil
+// *Worker message (Fork checks w before): an argument more would push
+// ForkTask, and task.ForkAction around it, over the inlining budget.
 func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
 	if w == nil {
-		panicNilWorker()
+		panicNilWorker("ForkTask")
 	}
 	w.checkCanceled()
 	l := cacheOf[cellList[T, C]](w)
@@ -171,7 +176,7 @@ func (f *Future[T]) outcome() T {
 // submitted task.
 func (f *Future[T]) joinOther(w *Worker) T {
 	if w == nil {
-		panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
+		panicNilWorker("Future.Join") // from outside a task, Get is the call
 	}
 	var r T
 	var err error
