@@ -11,6 +11,8 @@ import (
 
 	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // TestCanceledSortLeavesPermutation cancels sorts at random moments through
@@ -19,7 +21,7 @@ import (
 // duplicated), whether the sort finished or not.
 func TestCanceledSortLeavesPermutation(t *testing.T) {
 	n := 1 << 20
-	if sortRaceEnabled {
+	if testenv.Race {
 		n = 1 << 16
 	}
 	p := forkjoin.New(forkjoin.WithParallelism(2))

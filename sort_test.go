@@ -17,6 +17,8 @@ import (
 
 	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // srtShape generates an input of n elements of one adversarial shape.
@@ -184,7 +186,7 @@ func TestSortSmallSizesAllShapes(t *testing.T) {
 func TestSortLargeAllShapes(t *testing.T) {
 	p := srtPool(t, 4)
 	sizes := []int{100_000, 1_000_000}
-	if sortRaceEnabled || testing.Short() {
+	if testenv.Race || testing.Short() {
 		sizes = []int{30_000}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -208,7 +210,7 @@ func TestSortParallelPartition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 21))
 	sizes := []int{1<<18 - 1, 1 << 18, 300_001}
 	shapes := []srtShape{srtShapes[0], srtShapes[5], srtShapes[6], srtShapes[8]}
-	if sortRaceEnabled {
+	if testenv.Race {
 		sizes, shapes = sizes[1:2], shapes[:3]
 	}
 	for _, workers := range []int{2, 5} {
@@ -253,7 +255,7 @@ func TestSortRunners(t *testing.T) {
 	p := srtPool(t, 3)
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 50_000
-	if sortRaceEnabled {
+	if testenv.Race {
 		n = 10_000
 	}
 	for _, rn := range srtRunners {
@@ -441,7 +443,7 @@ func TestSortOtherTypes(t *testing.T) {
 func TestSortComparisonsBounded(t *testing.T) {
 	p := srtPool(t, 2)
 	n := 200_000
-	if sortRaceEnabled {
+	if testenv.Race {
 		n = 20_000
 	}
 	bound := int64(4 * float64(n) * math.Log2(float64(n)))
@@ -491,7 +493,7 @@ func srtMedianOf3Killer(_ *rand.Rand, n int) []int {
 func TestSortPropertyQuick(t *testing.T) {
 	p := srtPool(t, 3)
 	cfg := &quick.Config{MaxCount: 300}
-	if sortRaceEnabled {
+	if testenv.Race {
 		cfg.MaxCount = 60
 	}
 	prop := func(keys []int16, grain uint8, stretch uint8) bool {
@@ -557,7 +559,7 @@ var errSrtBoom = errors.New("comparator exploded")
 func TestSortComparatorPanic(t *testing.T) {
 	p := srtPool(t, 3)
 	n := 100_000
-	if sortRaceEnabled {
+	if testenv.Race {
 		n = 20_000
 	}
 	rng := rand.New(rand.NewPCG(16, 17))
@@ -648,7 +650,7 @@ func TestSortStableLargeElements(t *testing.T) {
 	p := srtPool(t, 2)
 	rng := rand.New(rand.NewPCG(18, 19))
 	n := 60_000
-	if sortRaceEnabled {
+	if testenv.Race {
 		n = 10_000
 	}
 	s := make([]big, n)

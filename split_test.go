@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // runnerKind names one way to call a helper: with a pool from outside,
@@ -52,7 +54,7 @@ func testSizes(t *testing.T) []int {
 	ns = append(ns, SequentialThreshold, SequentialThreshold+1, 5000, 33333)
 	if !testing.Short() {
 		ns = append(ns, 100_000)
-		if !raceEnabled { // a million elements per configuration is minutes under -race
+		if !testenv.Race { // a million elements per configuration is minutes under -race
 			ns = append(ns, 1_000_000)
 		}
 	}

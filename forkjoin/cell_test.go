@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // Tests of the recycled cells behind Fork's Futures (cell.go, future.go):
@@ -121,7 +123,7 @@ func TestReadersOfInlineFork(t *testing.T) {
 	p := New(WithParallelism(1))
 	defer p.Close()
 	rounds := 200
-	if raceEnabled {
+	if testenv.Race {
 		rounds = 50
 	}
 	for round := range rounds {
@@ -270,7 +272,7 @@ func TestReadersWhileCellsRecycle(t *testing.T) {
 	p := New(WithParallelism(2))
 	defer p.Close()
 	rounds, perRound := 300, 16
-	if raceEnabled {
+	if testenv.Race {
 		rounds = 60
 	}
 	type read struct {

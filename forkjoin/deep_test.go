@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // chain forks a child that forks a child ... depth levels deep, each joined
@@ -39,7 +41,7 @@ func TestForkChainDeep(t *testing.T) {
 	const depth = 100_000
 	for _, par := range []int{1, 2, 4} {
 		for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
-			if raceEnabled && (par == 2) != (mode == forkjoin.FIFO) {
+			if testenv.Race && (par == 2) != (mode == forkjoin.FIFO) {
 				continue // under -race: 1/LIFO, 2/FIFO, 4/LIFO only
 			}
 			t.Run(fmt.Sprintf("p=%d/%v", par, mode), func(t *testing.T) {
@@ -49,7 +51,7 @@ func TestForkChainDeep(t *testing.T) {
 				within(t, "chain", func() {
 					got = forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return chain(w, depth) })
 					gotTask = depth
-					if !raceEnabled {
+					if !testenv.Race {
 						gotTask = forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return chainTask(depth).Compute(w) })
 					}
 				})
@@ -89,7 +91,7 @@ func TestJoinChainDeep(t *testing.T) {
 // that one deque holds them all, then joins them newest first.
 func TestWideFork(t *testing.T) {
 	width := 100_000
-	if raceEnabled {
+	if testenv.Race {
 		width = 20_000
 	}
 	for _, par := range []int{1, 4} {

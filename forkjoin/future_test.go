@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // TestSubmitGetCancel checks that Get gives up with ctx.Err() when its
@@ -145,7 +147,7 @@ func TestJoinSubmittedFromTask(t *testing.T) {
 	// top of a frame that g waited for, and deadlocked: joiners now never
 	// run submitted tasks, except the one they join, which they claim.
 	rounds := 2000
-	if raceEnabled {
+	if testenv.Race {
 		rounds = 200
 	}
 	for round := 0; round < rounds; round++ {

@@ -99,15 +99,6 @@ func (p Priority) level() int {
 	return int(Urgent - p)
 }
 
-// WithPriorityAging sets how many consecutive takes from more urgent levels
-// a waiting lower level lets pass before one of its tasks is taken: with
-// aging k, a queued Background task at the head of its level is passed over
-// by at most k+1 takes of other levels (k+1 when Normal and Background come
-// due at once), so no level starves. k <= 0 disables aging: strict
-// priority, under which lower levels wait as long as more urgent tasks are
-// queued. The default is DefaultPriorityAging.
-func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.agingSet = true } }
-
 // injector is the submission queue; see the top of this file.
 type injector struct {
 	levels [NumPriorities]queue

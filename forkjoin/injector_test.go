@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // prioTask is a task recorded by its priority and its rank within it.
@@ -115,7 +117,7 @@ func TestPriorityAgingOrder(t *testing.T) {
 func TestPriorityAgingBoundsStarvation(t *testing.T) {
 	const k, background = 8, 200
 	flood := 40_000
-	if raceEnabled {
+	if testenv.Race {
 		flood = 10_000
 	}
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPriorityAging(k))
@@ -261,7 +263,7 @@ func spin(d time.Duration) {
 func TestInjectorStressExactlyOnce(t *testing.T) {
 	const submitters, workers = 8, 4
 	each := 20_000
-	if raceEnabled {
+	if testenv.Race {
 		each = 2_000
 	}
 	p := forkjoin.New(forkjoin.WithParallelism(workers))

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 func TestOptions(t *testing.T) {
@@ -23,7 +25,7 @@ func TestOptions(t *testing.T) {
 		{[]forkjoin.Option{forkjoin.WithParallelism(forkjoin.MaxParallelism + 1)}, forkjoin.MaxParallelism, forkjoin.LIFO},
 	}
 	for _, c := range cases {
-		if raceEnabled && c.par == forkjoin.MaxParallelism {
+		if testenv.Race && c.par == forkjoin.MaxParallelism {
 			continue // 1024 goroutines under the race detector take seconds
 		}
 		p := forkjoin.New(c.opts...)

@@ -7,137 +7,47 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
 )
 
-// MaxParallelism caps WithParallelism: more workers than this only add
-// stealing traffic and memory on any machine Go runs on today.
-const MaxParallelism = 1024
-
-// Mode selects how a worker's scheduling loop takes tasks from its own deque.
-type Mode int
-
-const (
-	// LIFO runs the most recently forked task first: depth-first, the best
-	// for divide and conquer, where the newest task is the smallest and its
-	// data is hot in cache. The default.
-	LIFO Mode = iota
-	// FIFO (async mode) runs a worker's own forked-but-unjoined tasks
-	// oldest first, for event-style tasks that are never joined. Joins are
-	// unaffected: a joined task still sitting on top of the deque is taken
-	// from there in either mode.
-	FIFO
-)
-
-// String returns "LIFO" or "FIFO".
-func (m Mode) String() string {
-	switch m {
-	case LIFO:
-		return "LIFO"
-	case FIFO:
-		return "FIFO"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-// Option configures a Pool.
-type Option func(*config)
-
-type config struct {
-	parallelism int
-	mode        Mode
-	onPanic     func(*PanicError)
-	maxQueued   int
-	maxBlocked  int
-	name        string
-	aging       int
-	agingSet    bool
-
-	slowThreshold time.Duration
-	slowHandler   func(p *Pool, worker int, running time.Duration)
-}
-
-// WithParallelism sets the number of workers. n <= 0 means
-// runtime.GOMAXPROCS(0); n is capped at MaxParallelism.
-func WithParallelism(n int) Option { return func(c *config) { c.parallelism = n } }
-
-// WithMode sets LIFO (the default) or FIFO scheduling of own tasks.
-func WithMode(m Mode) Option {
-	return func(c *config) {
-		if m != LIFO && m != FIFO {
-			panic(fmt.Sprintf("forkjoin: WithMode(%d): not LIFO or FIFO", int(m)))
-		}
-		c.mode = m
-	}
-}
-
-// WithPanicHandler sets the function called with the panic of a task started
-// by Execute, which has no one to re-panic in. The default prints the panic
-// and its stack to standard error. The handler runs on the worker; the
-// worker and the pool carry on either way.
-func WithPanicHandler(h func(*PanicError)) Option {
-	return func(c *config) { c.onPanic = h }
-}
-
-// WithMaxQueued bounds the submission queue (tasks submitted from outside
-// that have not started yet, all priorities together) to n, for servers
-// that must not let a backlog grow without bound. When it is full, Execute
-// fails at once with ErrQueueFull, ExecuteContext waits for room until its
-// context is done, and Submit and Invoke wait for room. Forks inside tasks
-// are never bounded. n <= 0 means unbounded, the default.
-func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
-
-// WithMaxBlocked bounds the number of compensating workers that Block
-// may run at once (see Block). n < 0 means none; the default is the pool's
-// parallelism. Compensating workers exist only while tasks block.
-func WithMaxBlocked(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			n = 0
-		}
-		c.maxBlocked = n + 1 // 0 stays "default"
-	}
-}
-
-// WithName names the pool in profiles: worker goroutines carry the pprof
-// labels magpie.pool=name and magpie.worker=index. The default name is
-// "pool-N", N counting the pools of the process.
-func WithName(name string) Option { return func(c *config) { c.name = name } }
-
 // Pool is a fork-join pool: a fixed set of worker goroutines, each with its
 // own work-stealing deque, plus a queue for work submitted from outside.
 // All methods are safe for concurrent use.
 type Pool struct {
-	workers     []*Worker // the regular workers, then the spares for Block
+	// Settings, fixed by New.
 	parallelism int
 	mode        Mode
-	sleepers    *park.Sleepers
-	onPanic     func(*PanicError)
-	isShared    bool // Default(): Close is a no-op
 	name        string
-	inj         *injector     // the submission queue (injector.go)
-	slow        *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
-	closedCh    chan struct{} // closed by Close: wakes submitters waiting for room
-	stopped     chan struct{} // closed when the last worker has exited
+	isShared    bool // Default(): Close is a no-op
+	onPanic     func(*PanicError)
 
+	// Workers, and their sleep.
+	workers  []*Worker // the regular workers, then the spares for Block
+	sleepers *park.Sleepers
 	// counts packs two numbers in one word, so that one load reads both
 	// at the same instant (Stats reports them together): the worker
 	// goroutines not yet exited, spares included, in the high 32 bits, and
 	// those of them in the scheduling loop's idle phase in the low 32.
-	counts atomic.Int64
+	counts  atomic.Int64
+	spareMu sync.Mutex
+	spares  []*Worker // spare workers not running, for Block
 
-	spareMu  sync.Mutex
-	spares   []*Worker    // spare workers not running, for Block
-	inflight atomic.Int64 // accepted submissions not yet completed
-	closed   atomic.Bool
+	// Work that is on no worker's deque.
+	inj     *injector // the submission queue (injector.go)
+	handoff handoff   // tasks that waiting workers took but may not run
 
-	handoff handoff       // tasks that waiting workers took but may not run
-	panics  atomic.Uint64 // Execute panics reported
-
+	// Lifecycle.
+	inflight  atomic.Int64 // accepted submissions not yet completed
+	closed    atomic.Bool
 	closeOnce sync.Once
+	closedCh  chan struct{} // closed by Close: wakes submitters waiting for room
+	stopped   chan struct{} // closed when the last worker has exited
+
+	// Observability.
+	panics atomic.Uint64 // Execute panics reported
+	slow   *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
 }
 
 // New starts a pool. With no options it has runtime.GOMAXPROCS(0) workers
@@ -194,13 +104,6 @@ func New(opts ...Option) *Pool {
 		go p.watch(p.slow)
 	}
 	return p
-}
-
-func maxBlocked(c config, n int) int {
-	if c.maxBlocked == 0 {
-		return n
-	}
-	return min(c.maxBlocked-1, MaxParallelism)
 }
 
 var (

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // tree is a generated directory-like tree: node i's children are given by
@@ -60,7 +62,7 @@ func (t *tree) spawnCount(s *Scope, w *Worker, i int32, total *atomic.Int64) {
 
 func TestScopeTreeCount(t *testing.T) {
 	n := 1_000_000
-	if raceEnabled {
+	if testenv.Race {
 		n = 50_000
 	}
 	tr := genTree(n, 42)

@@ -17,22 +17,6 @@ package forkjoin
 
 import "time"
 
-// WithSlowTaskHandler reports submitted tasks that run longer than
-// threshold: while such a task is still running, h is called once for it,
-// on a watchdog goroutine of the pool, with the pool, the index of the
-// worker running it and how long it has run so far (at least threshold;
-// the watchdog looks every threshold/4). Tasks forked inside a computation
-// count as part of the submitted task they belong to. A threshold <= 0 or
-// a nil h disables the reports, the default: then no clock is read.
-func WithSlowTaskHandler(threshold time.Duration, h func(p *Pool, worker int, running time.Duration)) Option {
-	return func(c *config) {
-		c.slowThreshold, c.slowHandler = threshold, h
-		if threshold <= 0 || h == nil {
-			c.slowThreshold, c.slowHandler = 0, nil
-		}
-	}
-}
-
 // slowWatch is the watchdog's state; nil without the option.
 type slowWatch struct {
 	threshold time.Duration

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // wakeRounds is the number of forks TestForkWakesParkingWorker makes; the
@@ -168,7 +170,7 @@ func TestForkWakesParkingWorker(t *testing.T) {
 	rounds := *wakeRounds
 	if rounds == 0 { // the default, sized for CI
 		rounds = 30000
-		if raceEnabled {
+		if testenv.Race {
 			rounds = 6000
 		}
 		if testing.Short() {

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // holdWorkers occupies every worker of p with a task that waits for the
@@ -166,7 +168,7 @@ func TestSubmissionsTakenInOrderTwoWorkers(t *testing.T) {
 // and its start while the other worker runs on.
 func TestSubmissionStreamFair(t *testing.T) {
 	n := 200_000
-	if raceEnabled {
+	if testenv.Race {
 		n = 20_000
 	}
 	const workers = 2

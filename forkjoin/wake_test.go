@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // TestNoLostWakeupFromOutside repeatedly lets every worker go idle and park,
@@ -20,7 +22,7 @@ import (
 // spinning or between registering and sleeping, sometimes when all sleep.
 func TestNoLostWakeupFromOutside(t *testing.T) {
 	rounds := 200
-	if raceEnabled || testing.Short() {
+	if testenv.Race || testing.Short() {
 		rounds = 50
 	}
 	for _, par := range []int{1, 2, 4} {
@@ -49,7 +51,7 @@ func TestNoLostWakeupFromOutside(t *testing.T) {
 // parked worker can run it, so it must be woken. Repeated many times.
 func TestNoLostWakeupFromInside(t *testing.T) {
 	rounds := 200
-	if raceEnabled || testing.Short() {
+	if testenv.Race || testing.Short() {
 		rounds = 50
 	}
 	p := forkjoin.New(forkjoin.WithParallelism(2))

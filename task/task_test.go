@@ -11,6 +11,8 @@ import (
 
 	"github.com/magpie-go/magpie/forkjoin"
 	"github.com/magpie-go/magpie/task"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // sizes are the problem sizes every result is checked at, against the
@@ -64,7 +66,7 @@ func within(t *testing.T, fn func()) {
 // skipBig reports whether size n is skipped on pool p: under -race the
 // biggest size runs on the 2-worker LIFO pool only, to keep the run short.
 func skipBig(p *forkjoin.Pool, n int) bool {
-	return raceEnabled && n >= 1<<20 && (p.Parallelism() != 2 || p.Mode() != forkjoin.LIFO)
+	return testenv.Race && n >= 1<<20 && (p.Parallelism() != 2 || p.Mode() != forkjoin.LIFO)
 }
 
 func iota64(n int) []float64 {

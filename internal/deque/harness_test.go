@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 var long = flag.Bool("deque.long", false,
@@ -15,7 +17,7 @@ var long = flag.Bool("deque.long", false,
 // stressRounds scales a round count: divided by 5 under the race detector,
 // multiplied by 10 with -deque.long, divided by 10 with -short.
 func stressRounds(n int) int {
-	if raceEnabled {
+	if testenv.Race {
 		n /= 5
 	}
 	if *long {

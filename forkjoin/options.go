@@ -1,0 +1,137 @@
+package forkjoin
+
+// The options of New, and the configuration they fill in. Each option
+// documents its default; New reads the configuration once, so a Pool's
+// settings never change after it starts.
+
+import (
+	"fmt"
+	"time"
+)
+
+// MaxParallelism caps WithParallelism: more workers than this only add
+// stealing traffic and memory on any machine Go runs on today.
+const MaxParallelism = 1024
+
+// Mode selects how a worker's scheduling loop takes tasks from its own deque.
+type Mode int
+
+const (
+	// LIFO runs the most recently forked task first: depth-first, the best
+	// for divide and conquer, where the newest task is the smallest and its
+	// data is hot in cache. The default.
+	LIFO Mode = iota
+	// FIFO (async mode) runs a worker's own forked-but-unjoined tasks
+	// oldest first, for event-style tasks that are never joined. Joins are
+	// unaffected: a joined task still sitting on top of the deque is taken
+	// from there in either mode.
+	FIFO
+)
+
+// String returns "LIFO" or "FIFO".
+func (m Mode) String() string {
+	switch m {
+	case LIFO:
+		return "LIFO"
+	case FIFO:
+		return "FIFO"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Option configures a Pool.
+type Option func(*config)
+
+type config struct {
+	parallelism int
+	mode        Mode
+	onPanic     func(*PanicError)
+	maxQueued   int
+	maxBlocked  int
+	name        string
+	aging       int
+	agingSet    bool
+
+	slowThreshold time.Duration
+	slowHandler   func(p *Pool, worker int, running time.Duration)
+}
+
+// WithParallelism sets the number of workers. n <= 0 means
+// runtime.GOMAXPROCS(0); n is capped at MaxParallelism.
+func WithParallelism(n int) Option { return func(c *config) { c.parallelism = n } }
+
+// WithMode sets LIFO (the default) or FIFO scheduling of own tasks.
+func WithMode(m Mode) Option {
+	return func(c *config) {
+		if m != LIFO && m != FIFO {
+			panic(fmt.Sprintf("forkjoin: WithMode(%d): not LIFO or FIFO", int(m)))
+		}
+		c.mode = m
+	}
+}
+
+// WithPanicHandler sets the function called with the panic of a task started
+// by Execute, which has no one to re-panic in. The default prints the panic
+// and its stack to standard error. The handler runs on the worker; the
+// worker and the pool carry on either way.
+func WithPanicHandler(h func(*PanicError)) Option {
+	return func(c *config) { c.onPanic = h }
+}
+
+// WithMaxQueued bounds the submission queue (tasks submitted from outside
+// that have not started yet, all priorities together) to n, for servers
+// that must not let a backlog grow without bound. When it is full, Execute
+// fails at once with ErrQueueFull, ExecuteContext waits for room until its
+// context is done, and Submit and Invoke wait for room. Forks inside tasks
+// are never bounded. n <= 0 means unbounded, the default.
+func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
+
+// WithMaxBlocked bounds the number of compensating workers that Block
+// may run at once (see Block). n < 0 means none; the default is the pool's
+// parallelism. Compensating workers exist only while tasks block.
+func WithMaxBlocked(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			n = 0
+		}
+		c.maxBlocked = n + 1 // 0 stays "default"
+	}
+}
+
+// WithName names the pool in profiles: worker goroutines carry the pprof
+// labels magpie.pool=name and magpie.worker=index. The default name is
+// "pool-N", N counting the pools of the process.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithPriorityAging sets how many consecutive takes from more urgent levels
+// a waiting lower level lets pass before one of its tasks is taken: with
+// aging k, a queued Background task at the head of its level is passed over
+// by at most k+1 takes of other levels (k+1 when Normal and Background come
+// due at once), so no level starves. k <= 0 disables aging: strict
+// priority, under which lower levels wait as long as more urgent tasks are
+// queued. The default is DefaultPriorityAging.
+func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.agingSet = true } }
+
+// WithSlowTaskHandler reports submitted tasks that run longer than
+// threshold: while such a task is still running, h is called once for it,
+// on a watchdog goroutine of the pool, with the pool, the index of the
+// worker running it and how long it has run so far (at least threshold;
+// the watchdog looks every threshold/4). Tasks forked inside a computation
+// count as part of the submitted task they belong to. A threshold <= 0 or
+// a nil h disables the reports, the default: then no clock is read.
+func WithSlowTaskHandler(threshold time.Duration, h func(p *Pool, worker int, running time.Duration)) Option {
+	return func(c *config) {
+		c.slowThreshold, c.slowHandler = threshold, h
+		if threshold <= 0 || h == nil {
+			c.slowThreshold, c.slowHandler = 0, nil
+		}
+	}
+}
+
+// maxBlocked is the number of compensating workers of a pool of n.
+func maxBlocked(c config, n int) int {
+	if c.maxBlocked == 0 {
+		return n
+	}
+	return min(c.maxBlocked-1, MaxParallelism)
+}

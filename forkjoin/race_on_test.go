@@ -1,5 +1,0 @@
-//go:build race
-
-package forkjoin
-
-const raceEnabled = true

@@ -1,0 +1,5 @@
+//go:build race
+
+package testenv_test
+
+const builtWithRaceTag = true
