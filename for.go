@@ -23,6 +23,7 @@ import "github.com/magpie-go/magpie/forkjoin"
 // other iterations in flight have stopped; the pool survives. For panics if
 // body is nil or n is negative.
 func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
+	checkRunner("For", r)
 	if body == nil {
 		panic("magpie.For: nil body")
 	}
@@ -54,6 +55,7 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 // r, the options, the sequential threshold and panics are as for For.
 // ForRange panics if body is nil or n is negative.
 func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
+	checkRunner("ForRange", r)
 	if body == nil {
 		panic("magpie.ForRange: nil body")
 	}

@@ -86,7 +86,7 @@ func TestBlockBeyondMaxRunsUncompensated(t *testing.T) {
 	})
 	require.Equal(t, 42, got)
 	require.Equal(t, 1, p.Stats().Workers)
-	require.PanicsWithValue(t, "forkjoin: Block called with a nil *Worker or function", func() { Block(nil, func() {}) })
+	require.PanicsWithValue(t, "forkjoin: Block called with a nil *Worker", func() { Block(nil, func() {}) })
 }
 
 func TestBadInputMessages(t *testing.T) {
@@ -123,7 +123,7 @@ func TestBadInputMessages(t *testing.T) {
 		forked = Fork(w, func(*Worker) int { return 2 })
 		return forked.Join(w)
 	})
-	const nilWorker = "forkjoin: Future.Join called with a nil *Worker; from outside a task use Get"
+	const nilWorker = "forkjoin: Future.Join called with a nil *Worker"
 	require.PanicsWithValue(t, nilWorker, func() { submitted.Join(nil) })
 	require.PanicsWithValue(t, nilWorker, func() { forked.Join(nil) })
 	require.PanicsWithValue(t, "forkjoin: Invoke called with a nil function", func() { Invoke[int](p, nil) })
