@@ -36,8 +36,10 @@ type slowState struct {
 // of the task it runs inside (start 0 if none), for endRoot.
 func (w *Worker) beginRoot() (saved slowState) {
 	saved = slowState{w.slowStart.Load(), w.slowTask.Load()}
-	w.slowTasks++                                         // owner-only count, never read by another goroutine
-	w.setSlow(slowState{max(nanotime(), 1), w.slowTasks}) // 0 would mean idle
+	// slowTasks is an owner-only count, never read by another goroutine;
+	// a start of 0 would mean idle.
+	w.slowTasks++
+	w.setSlow(slowState{max(nanotime(), 1), w.slowTasks})
 	return saved
 }
 
