@@ -21,7 +21,7 @@ func Do(r forkjoin.Runner, fns ...func()) {
 	checkRunner("Do", r)
 	for i, f := range fns {
 		if f == nil {
-			panic("magpie.Do: nil function at index " + strconv.Itoa(i))
+			panic("magpie: Do called with a nil function at index " + strconv.Itoa(i))
 		}
 	}
 	s := &rangeSpec[struct{}]{

@@ -25,7 +25,7 @@ import "github.com/magpie-go/magpie/forkjoin"
 func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 	checkRunner("For", r)
 	if body == nil {
-		panic("magpie.For: nil body")
+		panic("magpie: For called with a nil body")
 	}
 	checkN("For", n)
 	grain := collectOptions(opts).grain
@@ -57,7 +57,7 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
 	checkRunner("ForRange", r)
 	if body == nil {
-		panic("magpie.ForRange: nil body")
+		panic("magpie: ForRange called with a nil body")
 	}
 	checkN("ForRange", n)
 	grain := collectOptions(opts).grain

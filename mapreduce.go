@@ -17,7 +17,7 @@ import (
 func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
 	checkRunner("Map", r)
 	if f == nil {
-		panic("magpie.Map: nil function")
+		panic("magpie: Map called with a nil function")
 	}
 	out := make([]R, len(in))
 	grain := collectOptions(opts).grain
@@ -45,7 +45,7 @@ func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
 func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Option) {
 	checkRunner("MapInPlace", r)
 	if f == nil {
-		panic("magpie.MapInPlace: nil function")
+		panic("magpie: MapInPlace called with a nil function")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(s), grain) {
@@ -88,10 +88,10 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 	combine func(A, A) A, opts ...Option) A {
 	checkRunner("Reduce", r)
 	if fold == nil {
-		panic("magpie.Reduce: nil fold")
+		panic("magpie: Reduce called with a nil fold")
 	}
 	if combine == nil {
-		panic("magpie.Reduce: nil combine")
+		panic("magpie: Reduce called with a nil combine")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(in), grain) {
@@ -123,7 +123,7 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 func Filter[S ~[]E, E any](r forkjoin.Runner, in S, keep func(E) bool, opts ...Option) S {
 	checkRunner("Filter", r)
 	if keep == nil {
-		panic("magpie.Filter: nil keep")
+		panic("magpie: Filter called with a nil keep")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(in), grain) {
@@ -197,7 +197,7 @@ func add[E Number](a, b E) E { return a + b }
 func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Min", r)
 	if len(s) == 0 {
-		panic("magpie.Min: empty list")
+		panic("magpie: Min called with an empty list")
 	}
 	return Reduce(r, s[1:], s[0], minOf[E], minOf[E], opts...)
 }
@@ -208,7 +208,7 @@ func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 func Max[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Max", r)
 	if len(s) == 0 {
-		panic("magpie.Max: empty list")
+		panic("magpie: Max called with an empty list")
 	}
 	return Reduce(r, s[1:], s[0], maxOf[E], maxOf[E], opts...)
 }
@@ -225,7 +225,7 @@ func maxOf[E cmp.Ordered](a, b E) E { return max(a, b) }
 func Count[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) int {
 	checkRunner("Count", r)
 	if pred == nil {
-		panic("magpie.Count: nil predicate")
+		panic("magpie: Count called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(s), grain) {

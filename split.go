@@ -275,6 +275,6 @@ func checkRunner(api string, r forkjoin.Runner) {
 // checkN panics with a message naming api if n is negative.
 func checkN(api string, n int) {
 	if n < 0 {
-		panic("magpie." + api + ": negative n")
+		panic("magpie: " + api + " called with a negative n")
 	}
 }

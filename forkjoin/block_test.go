@@ -97,6 +97,11 @@ func TestBadInputMessages(t *testing.T) {
 	require.Equal(t, MaxParallelism, big.Parallelism(), "capped")
 	big.Close()
 
+	require.PanicsWithValue(t, "forkjoin: WithMode called with Mode(7), not LIFO or FIFO", func() { New(WithMode(Mode(7))) })
+	require.PanicsWithValue(t, "forkjoin: Priority(9) is not Urgent, Normal or Background", func() {
+		_ = p.ExecutePriority(Priority(9), func(*Worker) {})
+	})
+
 	var nilFuture, zeroFuture *Future[int] = nil, new(Future[int])
 	const notAFuture = " called on a nil *Future or a Future not made by Fork or Submit"
 	Invoke(p, func(w *Worker) int {
