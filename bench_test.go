@@ -28,7 +28,9 @@ package magpie_test
 
 import (
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -43,12 +45,28 @@ import (
 // cleanups run, so starting and stopping workers is never measured; the
 // caller resets the timer after building its inputs.
 func benchPool(b *testing.B) *forkjoin.Pool {
+	checkProcs(b)
 	p := forkjoin.New(forkjoin.WithParallelism(runtime.GOMAXPROCS(0)))
 	b.Cleanup(p.Close)
 	// Wake every worker once so the first timed iteration does not pay for
 	// goroutine start-up.
 	forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return w.Index() })
 	return p
+}
+
+// checkProcs fails the benchmark if it does not run at the GOMAXPROCS that
+// scripts/bench asked for (MAGPIE_BENCH_PROCS, set when each process runs
+// one -test.cpu value). Go's -cpu 1,2 with sub-benchmarks runs the rows
+// named for 1 at GOMAXPROCS 2; one value per process avoids that, and this
+// check keeps it so.
+func checkProcs(b *testing.B) {
+	want := os.Getenv("MAGPIE_BENCH_PROCS")
+	if want == "" {
+		return
+	}
+	if got := strconv.Itoa(runtime.GOMAXPROCS(0)); got != want {
+		b.Fatalf("running at GOMAXPROCS %s, but scripts/bench asked for %s", got, want)
+	}
 }
 
 // benchGroup is the fork-join shape shared by the goroutine baselines: Go starts
