@@ -558,3 +558,68 @@ func TestLatchOnSetRacesSetExactlyOnce(t *testing.T) {
 		}
 	})
 }
+
+// FuzzThenChain builds a chain from the bytes of ops, one stage each: bit 0
+// picks the pool, bit 1 makes the stage panic, bit 2 wraps it in AnyOf,
+// bit 3 in AllOf of itself and a completed Future, and bit 4 starts it
+// before its source completes. Every Future reports the number of stages
+// before it, or, from the first panicking stage on, that stage's
+// *PanicError.
+func FuzzThenChain(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte{16, 17, 18, 12, 13, 8, 4})
+	f.Add([]byte{31, 30, 29})
+	a := forkjoin.New(forkjoin.WithParallelism(2))
+	f.Cleanup(a.Close)
+	b := forkjoin.New(forkjoin.WithParallelism(1))
+	f.Cleanup(b.Close)
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 200 {
+			ops = ops[:200]
+		}
+		src, release := gate(a, 0)
+		defer release()
+		futures := []*forkjoin.Future[int]{src}
+		firstPanic := -1
+		for i, op := range ops {
+			if op&16 != 0 {
+				release()
+			}
+			p := []*forkjoin.Pool{a, b}[op&1]
+			g := forkjoin.Then(p, futures[i], func(_ *forkjoin.Worker, v int) int {
+				if op&2 != 0 {
+					panic(i)
+				}
+				return v + 1
+			})
+			if op&4 != 0 {
+				g = forkjoin.AnyOf(g)
+			}
+			if op&8 != 0 {
+				done := forkjoin.Submit(a, func(*forkjoin.Worker) int { return -1 })
+				g = forkjoin.Then(b, forkjoin.AllOf(g, done), func(_ *forkjoin.Worker, xs []int) int { return xs[0] })
+			}
+			if op&2 != 0 && firstPanic < 0 {
+				firstPanic = i
+			}
+			futures = append(futures, g)
+		}
+		release()
+		var want *forkjoin.PanicError
+		for i, g := range futures {
+			r, err := get(t, g)
+			if firstPanic < 0 || i <= firstPanic {
+				require.NoError(t, err, "Future %d", i)
+				require.Equal(t, i, r)
+				continue
+			}
+			var pe *forkjoin.PanicError
+			require.ErrorAs(t, err, &pe, "Future %d", i)
+			require.Equal(t, firstPanic, pe.Value)
+			if want == nil {
+				want = pe
+			}
+			require.Same(t, want, pe)
+		}
+	})
+}
