@@ -18,9 +18,10 @@ import (
 // the other functions have stopped; the pool survives. Do panics if a
 // function is nil.
 func Do(r forkjoin.Runner, fns ...func()) {
+	checkRunner("Do", r)
 	for i, f := range fns {
 		if f == nil {
-			panic("magpie.Do: nil function at index " + strconv.Itoa(i))
+			panic("magpie: Do called with a nil function at index " + strconv.Itoa(i))
 		}
 	}
 	s := &rangeSpec[struct{}]{

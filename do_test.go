@@ -67,7 +67,7 @@ func TestDoPanics(t *testing.T) {
 	pe, ok := got.(*forkjoin.PanicError)
 	require.True(t, ok, "recovered %T", got)
 	require.Equal(t, "second", pe.Value)
-	require.PanicsWithValue(t, "magpie.Do: nil function at index 1", func() { Do(p, func() {}, nil) })
+	require.PanicsWithValue(t, "magpie: Do called with a nil function at index 1", func() { Do(p, func() {}, nil) })
 	Do(p, func() { ran.Add(1) }) // the pool survives
 	require.GreaterOrEqual(t, ran.Load(), int32(2))
 }

@@ -8,10 +8,14 @@
 //	total := magpie.Sum(nil, xs)
 //	magpie.Sort(nil, xs)                                 // like slices.Sort
 //
-// Every helper takes a forkjoin.Runner first: nil for the shared
-// forkjoin.Default() pool, a *forkjoin.Pool of your own, or, from inside a
-// task, its *forkjoin.Worker, so that the helper runs as part of that task's
-// computation instead of submitting new work to the pool. Results equal
+// Every helper takes a forkjoin.Runner first: nil (or a nil
+// *forkjoin.Pool) for the shared forkjoin.Default() pool, a *forkjoin.Pool
+// of your own, or, from inside a task, its *forkjoin.Worker, so that the
+// helper runs as part of that task's computation instead of submitting new
+// work to the pool. A nil *forkjoin.Worker is a mistake, never read as
+// Default(): every helper panics with "magpie: <helper> called with a nil
+// *Worker", whatever its input (TestNilPoolMeansDefault,
+// TestNilWorkerOneMessage). Results equal
 // those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
 // package slices. A panic in a function passed to a helper reaches the

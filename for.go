@@ -23,8 +23,9 @@ import "github.com/magpie-go/magpie/forkjoin"
 // other iterations in flight have stopped; the pool survives. For panics if
 // body is nil or n is negative.
 func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
+	checkRunner("For", r)
 	if body == nil {
-		panic("magpie.For: nil body")
+		panic("magpie: For called with a nil body")
 	}
 	checkN("For", n)
 	grain := collectOptions(opts).grain
@@ -54,8 +55,9 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 // r, the options, the sequential threshold and panics are as for For.
 // ForRange panics if body is nil or n is negative.
 func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
+	checkRunner("ForRange", r)
 	if body == nil {
-		panic("magpie.ForRange: nil body")
+		panic("magpie: ForRange called with a nil body")
 	}
 	checkN("ForRange", n)
 	grain := collectOptions(opts).grain

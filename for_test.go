@@ -55,8 +55,8 @@ func TestForRange(t *testing.T) {
 }
 
 func TestForNilBody(t *testing.T) {
-	require.PanicsWithValue(t, "magpie.For: nil body", func() { For(nil, 3, nil) })
-	require.PanicsWithValue(t, "magpie.ForRange: nil body", func() { ForRange(nil, 3, nil) })
+	require.PanicsWithValue(t, "magpie: For called with a nil body", func() { For(nil, 3, nil) })
+	require.PanicsWithValue(t, "magpie: ForRange called with a nil body", func() { ForRange(nil, 3, nil) })
 }
 
 // TestForPanics checks that a panic in the body reaches the caller as a

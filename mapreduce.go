@@ -15,8 +15,9 @@ import (
 // the cores: it then runs about as fast as hand-chunked goroutines, which
 // gain no more from a second core than it does.
 func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
+	checkRunner("Map", r)
 	if f == nil {
-		panic("magpie.Map: nil function")
+		panic("magpie: Map called with a nil function")
 	}
 	out := make([]R, len(in))
 	grain := collectOptions(opts).grain
@@ -42,8 +43,9 @@ func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
 // Map without the new slice. r, the options, the sequential threshold and
 // panics are as for For. MapInPlace panics if f is nil.
 func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Option) {
+	checkRunner("MapInPlace", r)
 	if f == nil {
-		panic("magpie.MapInPlace: nil function")
+		panic("magpie: MapInPlace called with a nil function")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(s), grain) {
@@ -84,11 +86,12 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 // combine is nil.
 func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 	combine func(A, A) A, opts ...Option) A {
+	checkRunner("Reduce", r)
 	if fold == nil {
-		panic("magpie.Reduce: nil fold")
+		panic("magpie: Reduce called with a nil fold")
 	}
 	if combine == nil {
-		panic("magpie.Reduce: nil combine")
+		panic("magpie: Reduce called with a nil combine")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(in), grain) {
@@ -118,8 +121,9 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 // own; the pieces are then copied, in order, into the result. Extra memory:
 // about the size of the result, twice.
 func Filter[S ~[]E, E any](r forkjoin.Runner, in S, keep func(E) bool, opts ...Option) S {
+	checkRunner("Filter", r)
 	if keep == nil {
-		panic("magpie.Filter: nil keep")
+		panic("magpie: Filter called with a nil keep")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(in), grain) {
@@ -181,6 +185,7 @@ type Number interface {
 // the sequential left-to-right sum in the last bits, since pieces are added
 // separately (see Reduce). r and the options are as for For.
 func Sum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) E {
+	checkRunner("Sum", r)
 	return Reduce(r, s, 0, add[E], add[E], opts...)
 }
 
@@ -190,8 +195,9 @@ func add[E Number](a, b E) E { return a + b }
 // slices.Min it panics if s is empty and, for floating-point elements,
 // returns NaN if any element is NaN. r and the options are as for For.
 func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
+	checkRunner("Min", r)
 	if len(s) == 0 {
-		panic("magpie.Min: empty list")
+		panic("magpie: Min called with an empty list")
 	}
 	return Reduce(r, s[1:], s[0], minOf[E], minOf[E], opts...)
 }
@@ -200,8 +206,9 @@ func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 // slices.Max it panics if s is empty and, for floating-point elements,
 // returns NaN if any element is NaN. r and the options are as for For.
 func Max[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
+	checkRunner("Max", r)
 	if len(s) == 0 {
-		panic("magpie.Max: empty list")
+		panic("magpie: Max called with an empty list")
 	}
 	return Reduce(r, s[1:], s[0], maxOf[E], maxOf[E], opts...)
 }
@@ -216,8 +223,9 @@ func maxOf[E cmp.Ordered](a, b E) E { return max(a, b) }
 // calling pred in parallel on r. r, the options, the sequential threshold
 // and panics are as for For. Count panics if pred is nil.
 func Count[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) int {
+	checkRunner("Count", r)
 	if pred == nil {
-		panic("magpie.Count: nil predicate")
+		panic("magpie: Count called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(len(s), grain) {

@@ -161,8 +161,8 @@ func TestMinMaxFloats(t *testing.T) {
 	}
 	zeros := []float64{0, math.Copysign(0, -1), 0}
 	require.True(t, math.Signbit(Min(p, zeros, Grain(1))), "-0 is the minimum, as for slices.Min")
-	require.PanicsWithValue(t, "magpie.Min: empty list", func() { Min(p, []int{}) })
-	require.PanicsWithValue(t, "magpie.Max: empty list", func() { Max(p, []int(nil)) })
+	require.PanicsWithValue(t, "magpie: Min called with an empty list", func() { Min(p, []int{}) })
+	require.PanicsWithValue(t, "magpie: Max called with an empty list", func() { Max(p, []int(nil)) })
 }
 
 func TestSumFloatClose(t *testing.T) {
@@ -180,16 +180,16 @@ func TestSumFloatClose(t *testing.T) {
 }
 
 func TestMapReduceNilFunctions(t *testing.T) {
-	require.PanicsWithValue(t, "magpie.Map: nil function", func() { Map[int, int](nil, []int{1}, nil) })
-	require.PanicsWithValue(t, "magpie.MapInPlace: nil function", func() { MapInPlace(nil, []int{1}, nil) })
-	require.PanicsWithValue(t, "magpie.Reduce: nil fold", func() {
+	require.PanicsWithValue(t, "magpie: Map called with a nil function", func() { Map[int, int](nil, []int{1}, nil) })
+	require.PanicsWithValue(t, "magpie: MapInPlace called with a nil function", func() { MapInPlace(nil, []int{1}, nil) })
+	require.PanicsWithValue(t, "magpie: Reduce called with a nil fold", func() {
 		Reduce(nil, []int{1}, 0, nil, func(a, b int) int { return a })
 	})
-	require.PanicsWithValue(t, "magpie.Reduce: nil combine", func() {
+	require.PanicsWithValue(t, "magpie: Reduce called with a nil combine", func() {
 		Reduce(nil, []int{1}, 0, func(a, b int) int { return a }, nil)
 	})
-	require.PanicsWithValue(t, "magpie.Filter: nil keep", func() { Filter(nil, []int{1}, nil) })
-	require.PanicsWithValue(t, "magpie.Count: nil predicate", func() { Count(nil, []int{1}, nil) })
+	require.PanicsWithValue(t, "magpie: Filter called with a nil keep", func() { Filter(nil, []int{1}, nil) })
+	require.PanicsWithValue(t, "magpie: Count called with a nil predicate", func() { Count(nil, []int{1}, nil) })
 }
 
 func TestMapReducePanics(t *testing.T) {

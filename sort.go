@@ -87,6 +87,7 @@ const sortSurplus = 3
 // below which a subrange is sorted sequentially. Sort uses no extra memory
 // beyond O(log n) stack.
 func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
+	checkRunner("Sort", r)
 	n := len(s)
 	if n < 2 {
 		return
@@ -112,6 +113,7 @@ func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 // caller as a *forkjoin.PanicError; s then holds a permutation of its input.
 // SortFunc uses no extra memory beyond O(log n) stack.
 func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
+	checkRunner("SortFunc", r)
 	n := len(s)
 	if n < 2 {
 		return
@@ -138,6 +140,7 @@ func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts 
 // (slices smaller than a few dozen elements are insertion-sorted in place).
 // Grain(n) sets the size of the leaves sorted sequentially.
 func SortStableFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
+	checkRunner("SortStableFunc", r)
 	n := len(s)
 	if n < 2 {
 		return

@@ -261,9 +261,20 @@ func runnerPool(r forkjoin.Runner) *forkjoin.Pool {
 	return forkjoin.Default()
 }
 
+// checkRunner panics if r holds a nil *forkjoin.Worker, with the message
+// every function of packages forkjoin, task and magpie gives for one (api
+// names the helper). Every helper calls it first, before its small-input
+// path, so that a typed nil is never read as Default() on one path and
+// rejected on another (TestNilWorkerOneMessage).
+func checkRunner(api string, r forkjoin.Runner) {
+	if w, ok := r.(*forkjoin.Worker); ok && w == nil {
+		panic("magpie: " + api + " called with a nil *Worker")
+	}
+}
+
 // checkN panics with a message naming api if n is negative.
 func checkN(api string, n int) {
 	if n < 0 {
-		panic("magpie." + api + ": negative n")
+		panic("magpie: " + api + " called with a negative n")
 	}
 }

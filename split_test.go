@@ -130,6 +130,6 @@ func TestForRangeOnCovers(t *testing.T) {
 }
 
 func TestNegativeN(t *testing.T) {
-	require.PanicsWithValue(t, "magpie.For: negative n", func() { For(nil, -1, func(int) {}) })
-	require.PanicsWithValue(t, "magpie.ForRange: negative n", func() { ForRange(nil, -5, func(int, int) {}) })
+	require.PanicsWithValue(t, "magpie: For called with a negative n", func() { For(nil, -1, func(int) {}) })
+	require.PanicsWithValue(t, "magpie: ForRange called with a negative n", func() { ForRange(nil, -5, func(int, int) {}) })
 }

@@ -13,8 +13,11 @@ package forkjoin
 // more); it costs a goroutine start. Compensating workers have indices from
 // Parallelism() upwards.
 func Block(w *Worker, fn func()) {
-	if w == nil || fn == nil {
-		panic("forkjoin: Block called with a nil *Worker or function")
+	if w == nil {
+		panicNilWorker("Block")
+	}
+	if fn == nil {
+		panic("forkjoin: Block called with a nil function")
 	}
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the

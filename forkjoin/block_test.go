@@ -86,7 +86,7 @@ func TestBlockBeyondMaxRunsUncompensated(t *testing.T) {
 	})
 	require.Equal(t, 42, got)
 	require.Equal(t, 1, p.Stats().Workers)
-	require.PanicsWithValue(t, "forkjoin: Block called with a nil *Worker or function", func() { Block(nil, func() {}) })
+	require.PanicsWithValue(t, "forkjoin: Block called with a nil *Worker", func() { Block(nil, func() {}) })
 }
 
 func TestBadInputMessages(t *testing.T) {
@@ -96,6 +96,11 @@ func TestBadInputMessages(t *testing.T) {
 	big := New(WithParallelism(MaxParallelism + 100))
 	require.Equal(t, MaxParallelism, big.Parallelism(), "capped")
 	big.Close()
+
+	require.PanicsWithValue(t, "forkjoin: WithMode called with Mode(7), not LIFO or FIFO", func() { New(WithMode(Mode(7))) })
+	require.PanicsWithValue(t, "forkjoin: Priority(9) is not Urgent, Normal or Background", func() {
+		_ = p.ExecutePriority(Priority(9), func(*Worker) {})
+	})
 
 	var nilFuture, zeroFuture *Future[int] = nil, new(Future[int])
 	const notAFuture = " called on a nil *Future or a Future not made by Fork or Submit"
@@ -123,7 +128,7 @@ func TestBadInputMessages(t *testing.T) {
 		forked = Fork(w, func(*Worker) int { return 2 })
 		return forked.Join(w)
 	})
-	const nilWorker = "forkjoin: Future.Join called with a nil *Worker; from outside a task use Get"
+	const nilWorker = "forkjoin: Future.Join called with a nil *Worker"
 	require.PanicsWithValue(t, nilWorker, func() { submitted.Join(nil) })
 	require.PanicsWithValue(t, nilWorker, func() { forked.Join(nil) })
 	require.PanicsWithValue(t, "forkjoin: Invoke called with a nil function", func() { Invoke[int](p, nil) })

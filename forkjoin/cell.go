@@ -226,9 +226,9 @@ const (
 // takeCell returns a cell for a fork on w, from w's free list for this task
 // type or new. It checks w and the cancellation of w's computation first,
 // as every fork does. (forkCell spells it out, to save a call.)
-func takeCell[T any, C Computer[T]](w *Worker) *taskCell[T, C] {
+func takeCell[T any, C Computer[T]](w *Worker, api string) *taskCell[T, C] {
 	if w == nil {
-		panicNilWorker()
+		panicNilWorker(api)
 	}
 	w.checkCanceled()
 	l := cacheOf[cellList[T, C]](w)
@@ -242,8 +242,20 @@ func takeCell[T any, C Computer[T]](w *Worker) *taskCell[T, C] {
 	return l.refill(w)
 }
 
-func panicNilWorker() {
-	panic("forkjoin: Fork or Join called with a nil *Worker; from outside a task use Submit or Invoke")
+// panicNilWorker panics with the one message every function of the package
+// gives for a nil *Worker (a typed nil in a Runner included): api names the
+// function. TestNilWorkerOneMessage walks them all.
+func panicNilWorker(api string) {
+	panic("forkjoin: " + api + " called with a nil *Worker")
+}
+
+// orDefault returns p, or Default() for a nil p: every function that takes
+// a *Pool reads nil as Default() (TestNilPoolMeansDefault).
+func orDefault(p *Pool) *Pool {
+	if p == nil {
+		return Default()
+	}
+	return p
 }
 
 // refill frees the held cells if no reader can see them any more, and

@@ -66,19 +66,27 @@ func (w *Worker) unwindIfCanceled() { // kept out of line so checkCanceled inlin
 // ctx cancels. Once ctx is done, tasks of the computation that have not
 // started are skipped, a fork inside it panics to unwind the task that
 // forks (the panic is recovered by the runtime, never seen by the caller),
-// and running tasks can observe the cancellation with w.Err().
+// and running tasks can observe the cancellation with w.Err() or
+// w.Context().Done().
 //
 // InvokeContext returns only once fn has returned or unwound, and with it
 // every task fn joined: no task it waited for can still write to the
-// caller's memory. (A task forked and never joined is not waited for, as
-// with Invoke.) If ctx is done before fn completes, it returns ctx.Err(),
-// joined (errors.Join) with the *PanicError if a task panicked for another
-// reason; otherwise fn's result, or the *PanicError of a panic in fn or a
-// task it joins (returned, not re-panicked). A cooperative computation
-// unwinds at its next fork, its next task start or its next check of
-// w.Err(); a task that ignores the context holds the return up until it
-// finishes. Called from inside one of p's tasks, fn runs inline on that
-// worker.
+// caller's memory, canceled or not. (A task forked and never joined is not
+// waited for, as with Invoke.) If ctx is done before fn completes, it
+// returns ctx.Err(), joined (errors.Join) with the *PanicError if a task
+// panicked as well; otherwise fn's result, or the *PanicError of a panic in
+// fn or a task it joins (returned, not re-panicked). A cooperative
+// computation unwinds at its next fork, its next task start or its next
+// check of w.Err(); a task that ignores the context holds the return up
+// until it finishes, however long that takes (Go cannot preempt it). With
+// a bounded submission queue (WithMaxQueued), ctx also bounds the wait for
+// room: fn then never runs. A ctx already done returns ctx.Err() at once.
+// Called from inside one of p's tasks, fn runs inline on that worker; from
+// a task of another pool, that worker keeps its own pool going while it
+// waits, as Invoke does. A nil p means Default(). TestContextContract
+// walks each of these callers with tasks that cooperate, ignore the
+// context, or panic; TestExecuteContextBoundsOnlyTheWaitForRoom the wait
+// for room.
 func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, error) {
 	if fn == nil {
 		panic("forkjoin: InvokeContext called with a nil function")
@@ -87,6 +95,7 @@ func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, 
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
+	p = orDefault(p)
 	w := callingWorker()
 	if w != nil && w.pool == p {
 		return invokeInline(ctx, w, fn)
@@ -149,13 +158,22 @@ func (c *computation) outcome(err error) error {
 
 // SubmitContext is Submit within a cancellation scope: when ctx is done,
 // the computation stops as described for InvokeContext, and the Future's
-// outcome is what InvokeContext would return (ctx.Err() if ctx was done
-// before the task completed). Get's own context only bounds the wait. If the submission queue
-// is bounded and full, SubmitContext waits for room until ctx is done.
+// outcome is what InvokeContext would return: ctx.Err() if ctx was done
+// before the task completed (joined with the *PanicError if a task
+// panicked as well), set only once the task and every task it joined have
+// stopped. Get with a live context returns that outcome then; Join
+// re-panics with it (the error itself, ctx.Err() or the join of both,
+// rather than a *PanicError when no task panicked). Get's own context only
+// bounds Get's wait (see Future.Get). If the submission queue is bounded
+// and full, SubmitContext waits for room until ctx is done; the Future
+// then reports ctx.Err() and fn never runs. A nil p means Default().
+// TestContextContract and TestExecuteContextBoundsOnlyTheWaitForRoom
+// prove it.
 func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Future[T] {
 	if fn == nil {
 		panic("forkjoin: SubmitContext called with a nil function")
 	}
+	p = orDefault(p)
 	s := newSubmission[T](p, funcTask[T](fn))
 	c := newComputation(ctx)
 	s.comp = c

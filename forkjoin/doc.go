@@ -50,7 +50,12 @@
 // # Contract
 //
 //   - A task's *Worker belongs to the goroutine running the task: pass it
-//     down, never to another goroutine, and do not keep it.
+//     down, never to another goroutine, and do not keep it. A nil *Worker
+//     (a typed nil in a Runner too) panics with one message everywhere,
+//     "<package>: <function> called with a nil *Worker", in packages
+//     forkjoin, task and magpie alike (TestNilWorkerOneMessage in each).
+//   - A nil *Pool means Default() wherever a pool is taken, as a nil
+//     Runner does (TestNilPoolMeansDefault in each package).
 //   - A panic in a task never kills a worker: it is captured with its stack
 //     as a *PanicError (see Panics below).
 //   - Close runs everything accepted, then stops the workers; work submitted
@@ -59,7 +64,38 @@
 //     the pool. Wrap unavoidable blocking in Block, which runs a
 //     compensating worker meanwhile.
 //   - InvokeContext and SubmitContext make a computation cancelable;
-//     long tasks can poll Worker.Err.
+//     long tasks can poll Worker.Err (see Contexts below).
+//
+// # Contexts
+//
+// A context given to InvokeContext or SubmitContext cancels a computation;
+// the other calls that take one bound a wait and nothing else, as in any
+// Go call that waits:
+//
+//	call                    ctx bounds               done before the end: returns        returns when
+//	InvokeContext           the computation          ctx.Err() (joined with a panic)     its tasks have stopped
+//	SubmitContext, then     the computation          the Future's outcome is ctx.Err()   its tasks have stopped
+//	  Get(live ctx), Join                              (joined with a panic)
+//	Future.Get(ctx)         Get's wait only          ctx.Err()                           at once; the task runs on
+//	ExecuteContext          the wait for room        ctx.Err(); fn never runs            at once; an accepted fn
+//	                        (WithMaxQueued)                                              runs on, without ctx
+//	Pool.Shutdown(ctx)      the wait for the drain   an error wrapping ctx.Err()         at once; accepted tasks
+//	                                                                                     run on
+//
+// InvokeContext and SubmitContext also wait for room with ctx, as
+// ExecuteContext does. Cancellation is cooperative. Once the context is
+// done, the computation's tasks that have not started are skipped, a fork
+// unwinds the task that forks, and a running task sees it through w.Err()
+// or w.Context().Done(); nothing stops a task that looks at neither. Such
+// a task holds the return of InvokeContext (and the outcome of the Future
+// of SubmitContext) up until it finishes, however long that takes: the
+// rule is that the call never returns while a task of its computation can
+// still write to the caller's memory. (A task forked and never joined is
+// not waited for, as with Invoke.) TestContextContract walks the first two
+// rows from inside and outside the pool with tasks that cooperate, ignore
+// the context or panic; TestFutureGetContextBoundsOnlyTheWait,
+// TestExecuteContextBoundsOnlyTheWaitForRoom and
+// TestShutdownContextBoundsOnlyTheDrain the others.
 //
 // # Panics
 //

@@ -9,3 +9,12 @@ func SleepersOf(p *Pool) int { return p.sleepers.Count() }
 
 // PublicLen reports how many tasks thieves can see in w's deque.
 func PublicLen(w *Worker) int { return w.deque.Len() }
+
+// HoldTakeLock takes the injector's take lock, as a worker descheduled in
+// the middle of a take would hold it, until release is called.
+func HoldTakeLock(p *Pool) (release func(), ok bool) {
+	if !p.inj.taking.CompareAndSwap(false, true) {
+		return nil, false
+	}
+	return func() { p.inj.taking.Store(false) }, true
+}

@@ -62,6 +62,9 @@ func forkFunc[T any](w *Worker, fn func(*Worker) T) *cell[T] {
 	if fn == nil {
 		panic("forkjoin: Fork called with a nil function")
 	}
+	if w == nil {
+		panicNilWorker("Fork")
+	}
 	return forkCell[T](w, funcTask[T](fn))
 }
 
@@ -71,10 +74,12 @@ func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
 	return &Future[T]{c: forkCell[T](w, c)}
 }
 
-// forkCell forks c on w in a recycled cell.
+// forkCell forks c on w in a recycled cell. It takes no name for the nil
+// *Worker message (Fork checks w before): an argument more would push
+// ForkTask, and task.ForkAction around it, over the inlining budget.
 func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
 	if w == nil {
-		panicNilWorker()
+		panicNilWorker("ForkTask")
 	}
 	w.checkCanceled()
 	l := cacheOf[cellList[T, C]](w)
@@ -171,7 +176,7 @@ func (f *Future[T]) outcome() T {
 // submitted task.
 func (f *Future[T]) joinOther(w *Worker) T {
 	if w == nil {
-		panic("forkjoin: Future.Join called with a nil *Worker; from outside a task use Get")
+		panicNilWorker("Future.Join") // from outside a task, Get is the call
 	}
 	var r T
 	var err error
@@ -200,10 +205,20 @@ func (f *Future[T]) joinOther(w *Worker) T {
 }
 
 // Get waits for the task from any goroutine and returns its result, or the
-// task's *PanicError, ErrClosed if it was submitted to a closed pool, or
-// ctx.Err() if ctx is done first (the task itself keeps running). Inside a
-// task use Join instead: Get blocks the worker without helping, and would
-// deadlock a pool whose other workers all wait for this one.
+// task's *PanicError, ErrClosed if it was submitted to a closed pool, or,
+// for SubmitContext, the computation's ctx.Err() (see SubmitContext).
+//
+// ctx bounds Get's wait and nothing else, as in any Go call that waits: if
+// ctx is done before the task completes, Get returns ctx.Err() at once,
+// while the task may still run (it is not canceled, and may still write to
+// memory it shares with the caller). To stop the task, cancel the context
+// given to SubmitContext; to wait until it has stopped, call Get again
+// with a context that is not done (context.Background()), which returns
+// only once the task and every task it joined have stopped
+// (TestFutureGetContextBoundsOnlyTheWait).
+//
+// Inside a task use Join instead: Get blocks the worker without helping,
+// and would deadlock a pool whose other workers all wait for this one.
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {

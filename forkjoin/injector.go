@@ -307,14 +307,15 @@ func (q *injector) submitted() uint64 {
 
 // take removes the next task (see pick) for worker w and returns its node
 // (for Execute's function, one of w's exec nodes, see Worker.execNode), and
-// reports whether more tasks are ready. It returns nil if none is queued,
-// if the oldest of each level is reserved but not ready yet, or if another
-// worker holds taking past lockTake's backoff; in the last two cases the
-// submitter or the other worker wakes a sleeper for what remains.
+// reports whether more tasks are ready. It returns nil only if none is
+// queued or if the oldest of each level is reserved but not ready yet (its
+// submitter wakes a sleeper once it is), so that a worker that finds
+// nothing here after registering as a sleeper may sleep.
 func (q *injector) take(w *Worker) (x *node, more bool) {
-	if q.empty() || !q.lockTake() {
+	if q.empty() {
 		return nil, false
 	}
+	q.lockTake()
 	var (
 		heads    [NumPriorities]*slot
 		nonEmpty [NumPriorities]bool
@@ -359,20 +360,20 @@ func (q *injector) recordWait(d int64) {
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a
-// take is a few dozen instructions) and giving up, reporting false, once
-// a backoff's spins and yields are exhausted (the holder may be
-// descheduled): a worker that returned empty-handed would go
-// idle and back, which costs more than the wait.
-func (q *injector) lockTake() bool {
+// take is a few dozen instructions), then yielding, since the holder may
+// be descheduled. It never gives up: a take that reported "empty" because
+// the lock was held would let a worker that re-checks before sleeping
+// sleep with a ready task queued and nobody left to wake it
+// (TestTakeContentionDoesNotLoseWakeup).
+func (q *injector) lockTake() {
 	var bo park.Backoff
 	for !q.taking.CompareAndSwap(false, true) {
 		for q.taking.Load() {
 			if !bo.Snooze() {
-				return false
+				runtime.Gosched() // let a descheduled holder run
 			}
 		}
 	}
-	return true
 }
 
 // pick chooses the level to take from among the non-empty ones, or -1 if

@@ -313,3 +313,35 @@ func TestInjectorStressExactlyOnce(t *testing.T) {
 	require.EqualValues(t, submitters*each, s.Submitted)
 	require.Zero(t, s.QueuedUrgent+s.QueuedNormal+s.QueuedBackground)
 }
+
+// TestTakeContentionDoesNotLoseWakeup: worker A runs task L, which waits;
+// worker B sleeps. The take lock is held (as by a worker descheduled in
+// the middle of a take) while task T is submitted, which wakes B. B's take
+// must wait for the lock rather than report the queue empty and go back to
+// sleep: T must start while L still waits. Before the fix, a take gave up
+// after a backoff and B slept with T queued until L returned (found by
+// review; this test failed 3 of 3 then).
+func TestTakeContentionDoesNotLoseWakeup(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer closePool(t, p)
+	releaseL, lStarted, tStarted := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(releaseL)
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) { close(lStarted); <-releaseL }))
+	<-lStarted
+	waitUntil(t, "the other worker asleep", func() bool { return forkjoin.SleepersOf(p) == 1 })
+	parks := p.Stats().Parks
+	release, ok := forkjoin.HoldTakeLock(p)
+	require.True(t, ok)
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) { close(tStarted) }))
+	// Give B time to wake, fail to take and (before the fix) park again;
+	// with the fix it keeps trying, so this only bounds the wait.
+	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline) && p.Stats().Parks == parks; {
+		time.Sleep(time.Millisecond)
+	}
+	release()
+	select {
+	case <-tStarted:
+	case <-time.After(hangTimeout):
+		t.Fatalf("a ready submitted task waited %v while a worker slept (lost wake-up); stats: %v", hangTimeout, p.Stats())
+	}
+}

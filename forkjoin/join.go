@@ -21,7 +21,7 @@ func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B
 	if a == nil || b == nil {
 		panic("forkjoin: Join called with a nil function")
 	}
-	n := takeCell[B, funcTask[B]](w)
+	n := takeCell[B, funcTask[B]](w, "Join")
 	n.task = b
 	w.push(&n.node)
 	phase := 1 // 1: running a; 2: running b inline; 0: finished
@@ -53,7 +53,7 @@ func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B
 // paths (a private push, a private pop) inline, and an un-stolen JoinTasks
 // makes no call beyond a.Compute, b.Compute and its deferred function.
 func JoinTasks[A, B any, CA Computer[A], CB Computer[B]](w *Worker, a CA, b CB) (ra A, rb B) {
-	n := takeCell[B, CB](w)
+	n := takeCell[B, CB](w, "JoinTasks")
 	n.task = b
 	if !w.pushPrivate(&n.node) {
 		w.pushPublishing(&n.node)

@@ -64,7 +64,7 @@ func WithParallelism(n int) Option { return func(c *config) { c.parallelism = n 
 func WithMode(m Mode) Option {
 	return func(c *config) {
 		if m != LIFO && m != FIFO {
-			panic(fmt.Sprintf("forkjoin: WithMode(%d): not LIFO or FIFO", int(m)))
+			panic(fmt.Sprintf("forkjoin: WithMode called with Mode(%d), not LIFO or FIFO", int(m)))
 		}
 		c.mode = m
 	}

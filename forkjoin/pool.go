@@ -167,8 +167,11 @@ func (p *Pool) waitWatchdog() {
 // waits for the accepted work to finish and the workers to exit, but gives
 // up when ctx is done. It then returns an error wrapping ctx.Err() that says
 // how many accepted tasks had not finished; they keep running, and the
-// workers still exit once they have. Shutdown on the Default pool does
-// nothing and returns nil.
+// workers still exit once they have. ctx bounds the wait and cancels no
+// task, as with http.Server.Shutdown: to stop tasks, cancel the contexts
+// they were submitted with (SubmitContext), then Close to wait for them
+// (TestShutdownContextBoundsOnlyTheDrain). Shutdown on the Default pool
+// does nothing and returns nil.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	if p.isShared {
 		return nil

@@ -58,8 +58,11 @@ func (q *scopeQueue) pop() func(*Worker) {
 // pool). If any of them panicked, RunScope re-panics with the first
 // *PanicError after all have finished.
 func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
-	if w == nil || body == nil {
-		panic("forkjoin: RunScope called with a nil *Worker or body")
+	if w == nil {
+		panicNilWorker("RunScope")
+	}
+	if body == nil {
+		panic("forkjoin: RunScope called with a nil body")
 	}
 	s := &Scope{}
 	if w.fifo {
@@ -87,8 +90,11 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 // or a task spawned in the scope). It returns at once; fn runs on some worker
 // of w's pool before RunScope returns. Each spawn allocates one small node.
 func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
-	if w == nil || fn == nil {
-		panic("forkjoin: Scope.Spawn called with a nil *Worker or function")
+	if w == nil {
+		panicNilWorker("Scope.Spawn")
+	}
+	if fn == nil {
+		panic("forkjoin: Scope.Spawn called with a nil function")
 	}
 	w.checkCanceled()
 	if s.pending.Add(1) == 1 {

@@ -132,7 +132,7 @@ func TestScopeSpawnFromSpawned(t *testing.T) {
 func TestScopeBadInput(t *testing.T) {
 	p := New(WithParallelism(1))
 	defer p.Close()
-	require.PanicsWithValue(t, "forkjoin: RunScope called with a nil *Worker or body",
+	require.PanicsWithValue(t, "forkjoin: RunScope called with a nil *Worker",
 		func() { RunScope(nil, func(*Scope, *Worker) {}) })
 	var leaked *Scope
 	Invoke(p, func(w *Worker) int {

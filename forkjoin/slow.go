@@ -9,11 +9,13 @@ package forkjoin
 //
 // Invariant: a worker's slowStart is nonzero exactly while it runs a
 // submitted task (the innermost one, if it runs one inside another while
-// waiting on another pool); slowSeq, a sequence lock around every change
-// of slowStart, is odd during one and names the state otherwise, so that
-// the watchdog reads a consistent start and reports a state at most once.
-// Only the worker writes them; without the option neither is touched and
-// no clock is read.
+// waiting on another pool), and slowTask then names that task (a number
+// the worker gives each submitted task it starts; restored with the start
+// when a nested one ends). slowSeq, a sequence lock around every change of
+// the pair, is odd during one, so that the watchdog reads a consistent
+// pair; it reports a task number at most once, so a task is reported once
+// even if it runs nested submissions. Only the worker writes them; without
+// the option none is touched and no clock is read.
 
 import "time"
 
@@ -24,27 +26,37 @@ type slowWatch struct {
 	done      chan struct{} // closed when the watchdog has exited
 }
 
-// beginRoot records that w starts a submitted task and returns the start
-// of the task it runs inside (0 if none), for endRoot.
-func (w *Worker) beginRoot() (saved int64) {
-	saved = w.slowStart.Load()
-	w.setSlowStart(nanotime())
+// slowState is what beginRoot saves of the task w was running.
+type slowState struct {
+	start int64
+	task  uint64
+}
+
+// beginRoot records that w starts a submitted task and returns the state
+// of the task it runs inside (start 0 if none), for endRoot.
+func (w *Worker) beginRoot() (saved slowState) {
+	saved = slowState{w.slowStart.Load(), w.slowTask.Load()}
+	// slowTasks is an owner-only count, never read by another goroutine;
+	// a start of 0 would mean idle.
+	w.slowTasks++
+	w.setSlow(slowState{max(nanotime(), 1), w.slowTasks})
 	return saved
 }
 
-// endRoot records that the task begun by beginRoot has ended. The outer
-// task, if any, is a new state for the watchdog, which may report it once
-// more.
-func (w *Worker) endRoot(saved int64) { w.setSlowStart(saved) }
+// endRoot records that the task begun by beginRoot has ended: the outer
+// task, if any, is running again, under its own number, so the watchdog
+// does not report it a second time.
+func (w *Worker) endRoot(saved slowState) { w.setSlow(saved) }
 
-// setSlowStart changes slowStart under a sequence lock: slowSeq is odd
-// while the change is in progress, so that the watchdog never pairs a
-// start with the wrong task. Only w writes either.
-func (w *Worker) setSlowStart(t int64) {
-	s := w.slowSeq.Load()
-	w.slowSeq.Store(s + 1)
-	w.slowStart.Store(t)
-	w.slowSeq.Store(s + 2)
+// setSlow changes slowStart and slowTask under a sequence lock: slowSeq
+// is odd while the change is in progress, so that the watchdog never pairs
+// a start with the wrong task. Only w writes them.
+func (w *Worker) setSlow(s slowState) {
+	q := w.slowSeq.Load()
+	w.slowSeq.Store(q + 1)
+	w.slowStart.Store(s.start)
+	w.slowTask.Store(s.task)
+	w.slowSeq.Store(q + 2)
 }
 
 // watch is the watchdog goroutine: it exits once every worker has.
@@ -53,7 +65,7 @@ func (p *Pool) watch(s *slowWatch) {
 	period := max(s.threshold/4, time.Millisecond)
 	tick := time.NewTicker(period)
 	defer tick.Stop()
-	reported := make([]uint64, len(p.workers)) // slowSeq of the task last reported, per worker
+	reported := make([]uint64, len(p.workers)) // number of the task last reported, per worker
 	for {
 		select {
 		case <-p.stopped:
@@ -63,12 +75,12 @@ func (p *Pool) watch(s *slowWatch) {
 		now := nanotime()
 		for i, w := range p.workers {
 			seq := w.slowSeq.Load()
-			start := w.slowStart.Load()
-			if seq%2 == 1 || seq != w.slowSeq.Load() || start == 0 || seq == reported[i] {
+			start, task := w.slowStart.Load(), w.slowTask.Load()
+			if seq%2 == 1 || seq != w.slowSeq.Load() || start == 0 || task == reported[i] {
 				continue // changing under us, idle, or reported
 			}
 			if d := time.Duration(now - start); d >= s.threshold {
-				reported[i] = seq
+				reported[i] = task
 				p.reportSlow(s, i, d)
 			}
 		}

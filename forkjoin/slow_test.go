@@ -68,3 +68,38 @@ func TestSlowTaskHandlerOff(t *testing.T) {
 	}
 	require.False(t, called)
 }
+
+// TestSlowTaskReportedOnceAcrossNestedTask: a submitted task past the
+// threshold waits on another pool, and meanwhile its worker runs a quick
+// queued task of its own pool nested inside it (waitForeign). When the
+// nested task ends the outer one is running again, under its own number:
+// it is not reported a second time. Before the fix it was (found by
+// review; failed 4 of 4).
+func TestSlowTaskReportedOnceAcrossNestedTask(t *testing.T) {
+	const threshold = 40 * time.Millisecond
+	var mu sync.Mutex
+	var reports []time.Duration
+	a := forkjoin.New(forkjoin.WithParallelism(1),
+		forkjoin.WithSlowTaskHandler(threshold, func(_ *forkjoin.Pool, _ int, d time.Duration) {
+			mu.Lock()
+			reports = append(reports, d)
+			mu.Unlock()
+		}))
+	defer closePool(t, a)
+	b := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, b)
+	done, innerQueued := make(chan struct{}), make(chan struct{})
+	require.NoError(t, a.Execute(func(*forkjoin.Worker) {
+		defer close(done)
+		<-innerQueued
+		time.Sleep(3 * threshold) // reported here
+		forkjoin.Invoke(b, func(*forkjoin.Worker) int { time.Sleep(threshold / 2); return 0 })
+		time.Sleep(threshold) // running again after the nested task
+	}))
+	require.NoError(t, a.Execute(func(*forkjoin.Worker) {})) // runs nested, in the Invoke's wait
+	close(innerQueued)
+	within(t, "outer task", func() { <-done })
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reports, 1, "one slow task, reported %d times: %v", len(reports), reports)
+}

@@ -11,12 +11,15 @@ type Runner interface{ isRunner() }
 // Run runs fn on r and returns its result: inline on a *Worker, through
 // Invoke on a *Pool, and on Default() if r is nil (a nil *Pool too). It is
 // the bridge that lets one function serve callers inside and outside a pool.
-// A panic in fn is re-raised as a *PanicError either way.
+// A panic in fn is re-raised as a *PanicError either way. A nil *Worker in
+// r panics with "forkjoin: Run called with a nil *Worker", the wording
+// every function taking a *Worker uses (TestNilWorkerOneMessage;
+// TestNilPoolMeansDefault for the nil pool).
 func Run[T any](r Runner, fn func(*Worker) T) T {
 	switch r := r.(type) {
 	case *Worker:
 		if r == nil {
-			panic("forkjoin: Run called with a nil *Worker")
+			panicNilWorker("Run")
 		}
 		return callInline(r, fn)
 	case *Pool:
@@ -54,7 +57,13 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 
 // ExecuteContext is Execute that, when the submission queue is bounded
 // (WithMaxQueued) and full, waits for room until ctx is done, returning
-// ctx.Err() then. It returns ErrClosed if the pool closes meanwhile.
+// ctx.Err() then; fn is not accepted and never runs. It returns ErrClosed
+// if the pool closes meanwhile. ctx bounds that wait and nothing else: an
+// accepted fn runs to its end whatever becomes of ctx (its w.Context() is
+// context.Background()), and with room fn is accepted even if ctx is
+// already done, as semaphore.Weighted.Acquire may succeed then. To make fn
+// cancelable, use SubmitContext. TestExecuteContextBoundsOnlyTheWaitForRoom
+// proves each case.
 func (p *Pool) ExecuteContext(ctx context.Context, fn func(*Worker)) error {
 	return p.ExecuteContextPriority(ctx, Normal, fn)
 }
@@ -130,7 +139,9 @@ func (p *Pool) reportPanic(pe *PanicError) {
 
 // Submit schedules fn on the pool from any goroutine and returns its
 // Future; wait for it with Get (or Join inside a task). On a closed pool
-// the Future is already done and Get returns ErrClosed.
+// the Future is already done and Get returns ErrClosed. A nil p means
+// Default(), here and in every function that takes a *Pool
+// (TestNilPoolMeansDefault).
 // Submit is at Normal priority, like Execute, and queued in the same order.
 func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
 	return SubmitPriority(p, Normal, fn)
@@ -144,13 +155,14 @@ func SubmitPriority[T any](p *Pool, prio Priority, fn func(*Worker) T) *Future[T
 	return SubmitTaskPriority[T](p, prio, funcTask[T](fn))
 }
 
-// SubmitTask is Submit for a typed task.
+// SubmitTask is Submit for a typed task; a nil p means Default().
 func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
 	return SubmitTaskPriority[T](p, Normal, c)
 }
 
 // SubmitTaskPriority is SubmitTask at priority prio.
 func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Future[T] {
+	p = orDefault(p)
 	s := newSubmission[T](p, c)
 	if err := p.submitAt(nil, &s.node, nil, prio, true); err != nil {
 		s.fail(err)
@@ -184,7 +196,8 @@ func newSubmission[T any, C Computer[T]](p *Pool, c C) *submission[T, C] {
 // task of another pool, it waits as rayon's install does: the calling
 // worker keeps running its own pool's tasks meanwhile (any of them, as an
 // idle worker would), so that pools that invoke each other, in chains or
-// rings, cannot deadlock.
+// rings, cannot deadlock. A nil p means Default(), from a task of
+// Default() too (fn then runs inline; TestNilPoolMeansDefault).
 func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	return InvokePriority(p, Normal, fn)
 }
@@ -196,6 +209,7 @@ func InvokePriority[T any](p *Pool, prio Priority, fn func(*Worker) T) T {
 	if fn == nil {
 		panic("forkjoin: Invoke called with a nil function")
 	}
+	p = orDefault(p)
 	w := callingWorker()
 	if w != nil && w.pool == p {
 		return callInline(w, fn)

@@ -29,7 +29,9 @@ type Worker struct {
 
 	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
 	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
-	slowSeq   atomic.Uint64 // sequence lock around slowStart (slow.go)
+	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
+	slowSeq   atomic.Uint64 // sequence lock around slowStart and slowTask (slow.go)
+	slowTasks uint64        // submitted tasks started, numbering them; owner only
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
@@ -196,9 +198,9 @@ func (w *Worker) run(n *node) {
 	w.own.executed++
 	root := n.root // read first: a completed exec node goes back to w's free list
 	watched := root && w.pool.slow != nil
-	var outerStart int64
+	var outer slowState
 	if watched {
-		outerStart = w.beginRoot()
+		outer = w.beginRoot()
 	}
 	savedComp, savedGroup := w.comp, w.group
 	w.comp, w.group = n.comp, n.group
@@ -207,7 +209,7 @@ func (w *Worker) run(n *node) {
 	if root {
 		w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
 		if watched {
-			w.endRoot(outerStart)
+			w.endRoot(outer)
 		}
 	}
 }
@@ -427,7 +429,7 @@ func (w *Worker) loop() {
 	registerGoroutine(w)
 	w.comp, w.group = nil, 0 // after a Goexit restart, the unwound task's are stale
 	if w.pool.slow != nil && w.slowStart.Load() != 0 {
-		w.setSlowStart(0) // likewise
+		w.setSlow(slowState{}) // likewise
 	}
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))

@@ -79,4 +79,12 @@
 // runs inside other parallel work, or when the pool size varies. Its split
 // tree depends on timing, so a floating-point reduction may differ from run
 // to run in the last bits.
+//
+// # Nil arguments
+//
+// Invoke and InvokeAction read a nil *forkjoin.Pool as forkjoin.Default()
+// (TestNilPoolMeansDefault). The functions that take a *forkjoin.Worker
+// panic on a nil one with "task: <function> called with a nil *Worker",
+// the wording of package forkjoin; Fork and ForkAction leave the check to
+// forkjoin.ForkTask and give its message (TestNilWorkerOneMessage).
 package task

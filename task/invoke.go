@@ -149,8 +149,11 @@ func computeWrapped[T any, R RecursiveTask[T]](w *forkjoin.Worker, t R) (r T) {
 	return r
 }
 
+// checkWorker panics with the package's one message for a nil *Worker
+// (the same wording as package forkjoin's): fn names the function.
+// TestNilWorkerOneMessage walks every function that takes a *Worker.
 func checkWorker(w *forkjoin.Worker, fn string) {
 	if w == nil {
-		panic("task: " + fn + " called with a nil *Worker; from outside a task use Invoke")
+		panic("task: " + fn + " called with a nil *Worker")
 	}
 }

@@ -291,13 +291,7 @@ func (c countAction) Compute(*forkjoin.Worker) { c.n.Add(1) }
 func TestNilArguments(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1))
 	defer p.Close()
-	require.PanicsWithValue(t, "task: InvokeAll called with a nil *Worker; from outside a task use Invoke", func() {
-		task.InvokeAll[int](nil, Fib{1})
-	})
-	require.Panics(t, func() { task.InvokeBoth(nil, Fib{1}, Fib{2}) })
-	require.Panics(t, func() { task.InvokeSlice(nil, []Fib{{1}}) })
-	require.Panics(t, func() { task.InvokeAllActions(nil) })
-	require.Panics(t, func() { task.InvokeBothActions(nil, countAction{}, countAction{}) })
+	// A nil *Worker: TestNilWorkerOneMessage.
 	forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
 		require.PanicsWithValue(t, "task: InvokeAll called with a nil task", func() {
 			task.InvokeAll(w, Fib{1}, nil)

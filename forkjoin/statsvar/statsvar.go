@@ -22,13 +22,18 @@ import (
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-// Var returns an expvar.Var whose value is p.Stats() at the time it is read.
+// Var returns an expvar.Var whose value is p.Stats() at the time it is
+// read. A nil p means forkjoin.Default(), as everywhere in magpie.
 func Var(p *forkjoin.Pool) expvar.Var {
+	if p == nil {
+		p = forkjoin.Default()
+	}
 	return expvar.Func(func() any { return p.Stats() })
 }
 
-// Publish publishes p's Stats under name. Like expvar.Publish it panics if
-// name is already in use.
+// Publish publishes p's Stats under name (a nil p means
+// forkjoin.Default()). Like expvar.Publish it panics if name is already in
+// use.
 func Publish(name string, p *forkjoin.Pool) {
 	expvar.Publish(name, Var(p))
 }

@@ -12,7 +12,21 @@ import (
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines; the Default pool's workers, which
+// live as long as the process, are started first and ignored.
+func TestMain(m *testing.M) {
+	forkjoin.Default()
+	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+}
+
+// TestNilPoolMeansDefault: Var(nil) reads the Default pool's Stats (it
+// dereferenced nil when read before).
+func TestNilPoolMeansDefault(t *testing.T) {
+	want := forkjoin.Default().Parallelism()
+	var got struct{ Workers int }
+	require.NoError(t, json.Unmarshal([]byte(Var(nil).String()), &got))
+	require.Equal(t, want, got.Workers)
+}
 
 func TestPublish(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))

@@ -1,0 +1,140 @@
+package magpie
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// nilRunnerCalls calls every helper that takes a Runner on r with n
+// elements (or functions, for Do), and checks its result against the
+// sequential one.
+func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin.Runner) {
+	in := make([]int, n)
+	for i := range in {
+		in[i] = (i * 7919) % (n + 1)
+	}
+	sorted := slices.Clone(in)
+	slices.Sort(sorted)
+	sum := 0
+	for _, x := range in {
+		sum += x
+	}
+	odd := func(x int) bool { return x%2 == 1 }
+	return map[string]func(r forkjoin.Runner){
+		"Do": func(r forkjoin.Runner) {
+			fns := make([]func(), n)
+			seen := make([]bool, n)
+			for i := range fns {
+				fns[i] = func() { seen[i] = true }
+			}
+			Do(r, fns...)
+			require.NotContains(t, seen, false)
+		},
+		"For": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			For(r, n, func(i int) { out[i] = in[i] }, opts...)
+			require.Equal(t, in, out)
+		},
+		"ForRange": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			ForRange(r, n, func(lo, hi int) { copy(out[lo:hi], in[lo:hi]) }, opts...)
+			require.Equal(t, in, out)
+		},
+		"Map": func(r forkjoin.Runner) {
+			require.Equal(t, in, Map(r, in, func(x int) int { return x }, opts...))
+		},
+		"MapInPlace": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			MapInPlace(r, s, func(x int) int { return x + 1 }, opts...)
+			for i := range s {
+				require.Equal(t, in[i]+1, s[i])
+			}
+		},
+		"Reduce": func(r forkjoin.Runner) {
+			require.Equal(t, sum, Reduce(r, in, 0, func(a, x int) int { return a + x }, add[int], opts...))
+		},
+		"Filter": func(r forkjoin.Runner) {
+			var want []int
+			for _, x := range in {
+				if odd(x) {
+					want = append(want, x)
+				}
+			}
+			require.Equal(t, want, Filter(r, in, odd, opts...))
+		},
+		"Sum": func(r forkjoin.Runner) { require.Equal(t, sum, Sum(r, in, opts...)) },
+		"Min": func(r forkjoin.Runner) {
+			got := Min(r, in, opts...)
+			require.Equal(t, slices.Min(in), got)
+		},
+		"Max": func(r forkjoin.Runner) {
+			got := Max(r, in, opts...)
+			require.Equal(t, slices.Max(in), got)
+		},
+		"Count": func(r forkjoin.Runner) {
+			want := 0
+			for _, x := range in {
+				if odd(x) {
+					want++
+				}
+			}
+			require.Equal(t, want, Count(r, in, odd, opts...))
+		},
+		"Sort": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			Sort(r, s, opts...)
+			require.Equal(t, sorted, s)
+		},
+		"SortFunc": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			SortFunc(r, s, cmp.Compare[int], opts...)
+			require.Equal(t, sorted, s)
+		},
+		"SortStableFunc": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			SortStableFunc(r, s, cmp.Compare[int], opts...)
+			require.Equal(t, sorted, s)
+		},
+	}
+}
+
+// TestNilPoolMeansDefault: every helper given a nil Runner or a nil
+// *forkjoin.Pool runs on forkjoin.Default() (a large input with Grain(64)
+// is submitted to it: its Submitted count grows).
+func TestNilPoolMeansDefault(t *testing.T) {
+	const n = 20000 // above every sequential cutoff with Grain(64), sorts included
+	var nilPool *forkjoin.Pool
+	for name, call := range nilRunnerCalls(t, n, Grain(64)) {
+		for _, r := range []forkjoin.Runner{nil, nilPool} {
+			t.Run(fmt.Sprintf("%s/%#v", name, r), func(t *testing.T) {
+				before := forkjoin.Default().Stats().Submitted
+				call(r)
+				require.Greater(t, forkjoin.Default().Stats().Submitted, before, "submitted to Default()")
+			})
+		}
+	}
+}
+
+// TestNilWorkerOneMessage: every helper given a Runner holding a nil
+// *forkjoin.Worker panics with "magpie: <name> called with a nil *Worker",
+// the wording of packages forkjoin and task, whatever the input size (even
+// an empty one). Before, the helpers read a
+// nil *Worker as Default() (silently, on their pool path), ran a small
+// input inline without looking at it, or (the sorts) panicked with
+// forkjoin.Run's message.
+func TestNilWorkerOneMessage(t *testing.T) {
+	var w *forkjoin.Worker
+	for _, n := range []int{0, 1, 10, 20000} {
+		for name, call := range nilRunnerCalls(t, n) {
+			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
+				require.PanicsWithValue(t, "magpie: "+name+" called with a nil *Worker", func() { call(w) })
+			})
+		}
+	}
+}
