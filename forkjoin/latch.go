@@ -87,7 +87,12 @@ func (l *latch) probe() bool { return l.state.Load() == latchSet }
 // wait list in the same critical section that stores set, and touches
 // nothing of l's afterwards but the mutex it releases (whose next user, if
 // any, waits for that release).
-func (l *latch) set() { l.setIn(nil) }
+func (l *latch) set() {
+	if l.state.CompareAndSwap(latchUnset, latchSet) {
+		return // nobody registered: nobody to wake (the fast path, inlined)
+	}
+	l.setIn(nil)
+}
 
 // setIn is set from inside a callback of q: l's own callbacks go on q
 // rather than running nested. With q nil they run before setIn returns.
