@@ -23,6 +23,18 @@ import (
 // the same critical section that stores set, so every waiter registered
 // before set is woken and none can register after it.
 //
+// A callback (onSet, for continuations: then.go) is a registration like a
+// waiter's, under the same rule: it is appended under mu only while the
+// latch is not set, and the set that takes the wait list runs it. So it
+// runs exactly once: either its registration marked the latch sleepy,
+// and set's slow path (which must take mu after it) finds it, or set's
+// fast path won, onSet reports false and its caller runs it.
+//
+// A callback runs on the goroutine that sets the latch; it may set other
+// latches, whose callbacks then queue on the same firing instead of
+// running nested (setIn), so that a chain of any length completes in a
+// loop on one frame, never in recursion.
+//
 // The fast path of set is one CAS (unset → set) and that of probe one load.
 // The fields guarded by mu are touched only on the slow paths.
 type latch struct {
@@ -40,8 +52,29 @@ const (
 
 // waitList is who waits for a latch.
 type waitList struct {
-	ch      chan struct{} // closed at set; made by the first goroutine that waits outside the pool
-	workers []*Worker     // workers parked in waitUntil, woken by a park token
+	ch      chan struct{}   // closed at set; made by the first goroutine that waits outside the pool
+	workers []*Worker       // workers parked in waitUntil, woken by a park token
+	then    []func(*firing) // callbacks registered by onSet, run by set
+}
+
+// firing is the callbacks still to run of the latches set by one set and
+// by the callbacks it ran. Only the goroutine of that set touches it.
+type firing struct{ pending []func(*firing) }
+
+// drain runs q's callbacks, and those they queue, in order.
+func (q *firing) drain() {
+	for i := 0; i < len(q.pending); i++ {
+		fn := q.pending[i]
+		q.pending[i] = nil // let the GC have what it holds
+		fn(q)
+	}
+}
+
+// fireNow runs fn, and every callback it queues, on the calling goroutine.
+func fireNow(fn func(*firing)) {
+	q := &firing{}
+	fn(q)
+	q.drain()
 }
 
 // probe reports whether l is set. A true answer orders everything the setter
@@ -56,6 +89,15 @@ func (l *latch) probe() bool { return l.state.Load() == latchSet }
 // any, waits for that release).
 func (l *latch) set() {
 	if l.state.CompareAndSwap(latchUnset, latchSet) {
+		return // nobody registered: nobody to wake (the fast path, inlined)
+	}
+	l.setIn(nil)
+}
+
+// setIn is set from inside a callback of q: l's own callbacks go on q
+// rather than running nested. With q nil they run before setIn returns.
+func (l *latch) setIn(q *firing) {
+	if l.state.CompareAndSwap(latchUnset, latchSet) {
 		return // nobody registered: nobody to wake
 	}
 	l.mu.Lock()
@@ -64,6 +106,39 @@ func (l *latch) set() {
 	l.state.Store(latchSet)
 	l.mu.Unlock()
 	wl.wake()
+	if wl != nil && len(wl.then) > 0 {
+		if q != nil {
+			q.pending = append(q.pending, wl.then...)
+		} else {
+			(&firing{pending: wl.then}).drain()
+		}
+	}
+}
+
+// onSet registers fn to run once l is set, on the goroutine that sets it
+// (see firing), and reports true; or, if l is set already, registers
+// nothing and reports false: the caller runs fn itself. Only cells that
+// are never recycled (submissions and promises) take callbacks: reset
+// drops registrations.
+func (l *latch) onSet(fn func(*firing)) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.state.Load()
+	if s == latchSet {
+		return false
+	}
+	if l.wait == nil {
+		l.wait = &waitList{}
+	}
+	l.wait.then = append(l.wait.then, fn)
+	// As in addWaiter: only set's fast path changes the state without mu.
+	// If it won since the load, it took no list: unregister, and the
+	// caller runs fn.
+	if s == latchUnset && !l.state.CompareAndSwap(latchUnset, latchSleepy) {
+		l.wait.then = l.wait.then[:len(l.wait.then)-1]
+		return false
+	}
+	return true
 }
 
 func (wl *waitList) wake() {
