@@ -10,7 +10,7 @@ type cell[T any] struct {
 	err    error        // *PanicError, or ErrClosed for a Submit to a closed pool
 	pool   *Pool        // set for submitted (root) tasks, whose completion Close awaits
 	scope  *computation // set by SubmitContext: the scope this cell owns
-	typed  typedCell[T] // the taskCell around this cell
+	typed  typedCell[T] // the taskCell around this cell, or a continuation's promise (then.go)
 	owner  *Worker      // the worker that recycles the cell; nil: never recycled
 	// joining is set while the owner's first Join of the cell's Future
 	// helps or runs newer tasks: a Join of the same Future nested in it

@@ -25,7 +25,7 @@ type Stats struct {
 	Helped    uint64 // tasks run by a worker while it waited in a join
 	Parks     uint64 // times a worker went to sleep
 	Blocks    uint64 // calls of Block
-	Panics    uint64 // panics of Execute tasks handed to the panic handler
+	Panics    uint64 // panics handed to the panic handler: of Execute tasks, and those AllOf and AnyOf drop
 	Queued    int    // tasks waiting in deques and the submission queue now
 	Idle      int    // workers looking for work or asleep now
 
