@@ -2,7 +2,6 @@ package magpie
 
 import (
 	"cmp"
-	"runtime/debug"
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -187,18 +186,8 @@ func runSort(r forkjoin.Runner, fn func(w *forkjoin.Worker)) {
 // the calling worker) or in a stolen task.
 func rethrowAsPanicError() {
 	if v := recover(); v != nil {
-		panic(asPanicError(v))
+		panic(forkjoin.CapturePanic(v))
 	}
-}
-
-// asPanicError wraps a recovered value in a *forkjoin.PanicError carrying
-// the current stack (call it from the deferred function that recovered, so
-// that the panicking frames are still on it); a *PanicError is passed on.
-func asPanicError(v any) *forkjoin.PanicError {
-	if pe, ok := v.(*forkjoin.PanicError); ok {
-		return pe
-	}
-	return &forkjoin.PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // pdqLimit is the number of bad partitions allowed before a subrange falls

@@ -78,7 +78,7 @@ func (t stableTask[E]) Compute(w *forkjoin.Worker) struct{} {
 		v := recover()
 		var pe *forkjoin.PanicError
 		if v != nil {
-			pe = asPanicError(v)
+			pe = forkjoin.CapturePanic(v)
 		}
 		if phase == 0 {
 			st.restore(lo, mid, 2*t.id, !t.toBuf)
@@ -130,7 +130,7 @@ func (st *stableState[E]) leafSort(lo, hi int, toBuf bool) {
 			v := recover()
 			var pe *forkjoin.PanicError
 			if v != nil {
-				pe = asPanicError(v)
+				pe = forkjoin.CapturePanic(v)
 			}
 			if inBuf {
 				copy(s, buf)

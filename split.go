@@ -1,7 +1,6 @@
 package magpie
 
 import (
-	"runtime/debug"
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -188,7 +187,7 @@ func smallInline(n, grain int) bool {
 // panic into a *forkjoin.PanicError, as inlineLeaf does.
 func rethrow() {
 	if v := recover(); v != nil {
-		panic(wrapPanic(v))
+		panic(forkjoin.CapturePanic(v))
 	}
 }
 
@@ -236,20 +235,10 @@ func probe[A any](s *rangeSpec[A], n int) (acc A, k int) {
 func inlineLeaf[A any](s *rangeSpec[A], acc A, lo, hi int) A {
 	defer func() {
 		if v := recover(); v != nil {
-			panic(wrapPanic(v))
+			panic(forkjoin.CapturePanic(v))
 		}
 	}()
 	return s.leaf(acc, lo, hi)
-}
-
-// wrapPanic returns v as a *forkjoin.PanicError, capturing the stack if v
-// is not one already. It must be called from the deferred function that
-// recovered v, so that the stack still holds the panicking frames.
-func wrapPanic(v any) *forkjoin.PanicError {
-	if pe, ok := v.(*forkjoin.PanicError); ok {
-		return pe
-	}
-	return &forkjoin.PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // runnerPool returns the pool a non-worker Runner designates: the *Pool

@@ -59,7 +59,7 @@ func (c *taskCell[T, C]) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
-			c.err = capturePanic(recover())
+			c.err = CapturePanic(recover())
 			c.dropTask()
 			c.complete()
 		}
@@ -186,7 +186,7 @@ func (c *taskCell[T, C]) runInline(w *Worker) (r T, err error) {
 // recovered, so that the stack it captures still holds the panicking
 // frames.
 func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
-	pe := capturePanic(recovered)
+	pe := CapturePanic(recovered)
 	c.err = pe
 	c.dropTask()
 	c.latch.set()

@@ -125,7 +125,7 @@ func invokeInline[T any](ctx context.Context, w *Worker, fn func(*Worker) T) (re
 		w.comp = saved
 		if !finished {
 			if r := recover(); r != nil {
-				result, err = zero(result), c.outcome(capturePanic(r))
+				result, err = zero(result), c.outcome(CapturePanic(r))
 			} // else runtime.Goexit: let it unwind
 		}
 	}()

@@ -38,13 +38,19 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// capturePanic turns a recovered value into a *PanicError. It must be called
-// from the deferred function that recovered, so that the stack still holds
-// the panicking frames. A value that already is a *PanicError (a panic
-// re-raised by a nested Join) is passed on unchanged, so the stack recorded
-// is that of the original panic. A nil value means runtime.Goexit: since Go
-// 1.21 panic(nil) recovers as a *runtime.PanicNilError.
-func capturePanic(v any) *PanicError {
+// CapturePanic turns a value recovered from a task's panic into the
+// *PanicError that magpie reports everywhere: the value with the stack of
+// the panic. Call it from the deferred function that recovered v, so that
+// the stack still holds the panicking frames. A value that already is a
+// *PanicError (a panic re-raised by a nested Join) is passed on unchanged,
+// keeping the stack of the original panic. A nil v means runtime.Goexit
+// (since Go 1.21 panic(nil) recovers as a *runtime.PanicNilError): the
+// result then reports that the task called runtime.Goexit.
+//
+// It is the one place where magpie captures a panic; packages built on
+// forkjoin (the helpers of package magpie, task, pipeline) use it too, so
+// that a panic reads the same whichever path ran the function.
+func CapturePanic(v any) *PanicError {
 	switch v := v.(type) {
 	case *PanicError:
 		return v
@@ -65,7 +71,7 @@ func callInline[T any](w *Worker, fn func(*Worker) T) T {
 	defer func() {
 		if !finished {
 			if v := recover(); v != nil {
-				panic(capturePanic(v))
+				panic(CapturePanic(v))
 			}
 		}
 	}()

@@ -97,7 +97,7 @@ func (n *taskCell[T, C]) awaitStolen(w *Worker) (T, int) {
 // a (phase 1) or in b run inline (phase 2); see Join for what happens to b.
 // b's node is not recycled.
 func (w *Worker) abandonJoin(n *node, phase int, recovered any) {
-	pe := capturePanic(recovered)
+	pe := CapturePanic(recovered)
 	if recovered == nil { // runtime.Goexit: run nothing more, let it unwind
 		if phase == 1 {
 			w.unpushOnly(n)

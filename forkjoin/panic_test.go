@@ -388,3 +388,24 @@ func TestPanicInJoinWithUnjoinedFork(t *testing.T) {
 	require.False(t, bRan.Load(), "b must be removed unrun when a panics")
 	require.True(t, leftoverRan.Load(), "a's unjoined fork runs: it is a's work")
 }
+
+// TestCapturePanic: the one capture every package uses. A value becomes a
+// *PanicError whose stack shows the panicking function; a *PanicError
+// passes unchanged (the original stack is kept); nil, which is what a
+// deferred recover sees during runtime.Goexit, reports a Goexit.
+func TestCapturePanic(t *testing.T) {
+	capture := func(f func()) (pe *forkjoin.PanicError) {
+		defer func() { pe = forkjoin.CapturePanic(recover()) }()
+		f()
+		return nil
+	}
+	pe := capture(func() { panicHere("boom") })
+	require.Equal(t, "boom", pe.Value)
+	require.Contains(t, string(pe.Stack), "panicHere")
+	require.Same(t, pe, capture(func() { panic(pe) }), "a *PanicError passes unchanged")
+	require.Same(t, pe, forkjoin.CapturePanic(pe))
+	require.ErrorContains(t, forkjoin.CapturePanic(nil), "Goexit")
+}
+
+//go:noinline
+func panicHere(v any) { panic(v) }

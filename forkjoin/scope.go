@@ -73,7 +73,7 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 		finished := false
 		defer func() {
 			if !finished {
-				s.recordPanic(capturePanic(recover()))
+				s.recordPanic(CapturePanic(recover()))
 			}
 			s.finishOne()
 		}()
@@ -133,7 +133,7 @@ func (t *scopeTask) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
-			s.recordPanic(capturePanic(recover()))
+			s.recordPanic(CapturePanic(recover()))
 		}
 		s.finishOne() // t's own latch stays unset: nobody waits for one spawned task
 	}()

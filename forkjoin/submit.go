@@ -110,7 +110,7 @@ func (e *execNode) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
-			e.pool.reportPanic(capturePanic(recover()))
+			e.pool.reportPanic(CapturePanic(recover()))
 			e.complete(w)
 		}
 	}()

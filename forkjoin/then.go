@@ -204,7 +204,7 @@ func (s *stage[T, U]) run(w *Worker, v T) {
 	defer func() {
 		if !finished {
 			var zeroU U
-			s.complete(zeroU, capturePanic(recover()), s.pool, nil)
+			s.complete(zeroU, CapturePanic(recover()), s.pool, nil)
 		}
 	}()
 	fn := s.fn

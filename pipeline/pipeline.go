@@ -19,9 +19,7 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"iter"
-	"runtime/debug"
 	"sync"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -185,20 +183,9 @@ func (r *run) fail(err error) {
 // is panicking (deferred by the source).
 func (r *run) recoverInto() {
 	if v := recover(); v != nil {
-		r.fail(asPanicError(v))
+		r.fail(forkjoin.CapturePanic(v))
 	}
 }
-
-func asPanicError(v any) *forkjoin.PanicError {
-	if pe, ok := v.(*forkjoin.PanicError); ok {
-		return pe
-	}
-	return &forkjoin.PanicError{Value: v, Stack: debug.Stack()}
-}
-
-// errGoexit is the value of the *forkjoin.PanicError of a stage function
-// that called runtime.Goexit.
-var errGoexit = errors.New("pipeline: stage function called runtime.Goexit")
 
 // stage is one Map stage of a run, driven by drive on its own goroutine.
 type stage[T, U any] struct {
@@ -307,11 +294,7 @@ func (s *stage[T, U]) call(w *forkjoin.Worker, seq uint64, v T, results chan<- r
 	finished := false
 	defer func() {
 		if !finished {
-			x := recover()
-			if x == nil {
-				x = errGoexit
-			}
-			res.err = asPanicError(x)
+			res.err = forkjoin.CapturePanic(recover()) // nil: runtime.Goexit
 		}
 		results <- res
 	}()

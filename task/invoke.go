@@ -1,10 +1,6 @@
 package task
 
-import (
-	"runtime/debug"
-
-	"github.com/magpie-go/magpie/forkjoin"
-)
+import "github.com/magpie-go/magpie/forkjoin"
 
 // InvokeAll runs every task, potentially in parallel, and returns their
 // results in argument order, like Java's ForkJoinTask.invokeAll. It forks
@@ -134,14 +130,11 @@ func computeWrapped[T any, R RecursiveTask[T]](w *forkjoin.Worker, t R) (r T) {
 		if finished {
 			return
 		}
-		switch v := recover().(type) {
-		case nil:
-			// runtime.Goexit (panic(nil) recovers as *runtime.PanicNilError
-			// since Go 1.21): let it continue unwinding.
-		case *forkjoin.PanicError:
-			panic(v) // already captured by a nested join, with its stack
-		default:
-			panic(&forkjoin.PanicError{Value: v, Stack: debug.Stack()})
+		// nil is runtime.Goexit (panic(nil) recovers as
+		// *runtime.PanicNilError since Go 1.21): let it continue unwinding.
+		// A *PanicError of a nested join passes unchanged.
+		if v := recover(); v != nil {
+			panic(forkjoin.CapturePanic(v))
 		}
 	}()
 	r = t.Compute(w)
