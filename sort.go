@@ -117,7 +117,7 @@ func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts 
 	if n < 2 {
 		return
 	}
-	defer rethrowAsPanicError()
+	defer rethrow() // a panic leaves as a *PanicError, inline or stolen
 	leaf, adaptive := sortGrain(opts, sortLeaf)
 	if n <= leaf {
 		slices.SortFunc(s, cmp)
@@ -144,7 +144,7 @@ func SortStableFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int,
 	if n < 2 {
 		return
 	}
-	defer rethrowAsPanicError()
+	defer rethrow() // a panic leaves as a *PanicError, inline or stolen
 	if n <= stableInsertion {
 		insertionSortStable([]E(s), cmp)
 		return
@@ -178,16 +178,6 @@ func runSort(r forkjoin.Runner, fn func(w *forkjoin.Worker)) {
 		fn(w)
 		return struct{}{}
 	})
-}
-
-// rethrowAsPanicError, deferred by the sorts that take a comparator, makes
-// every panic leaving them a *forkjoin.PanicError, whether it was raised
-// inline (a small slice, r a *Worker, or the part of the sort that ran on
-// the calling worker) or in a stolen task.
-func rethrowAsPanicError() {
-	if v := recover(); v != nil {
-		panic(forkjoin.CapturePanic(v))
-	}
 }
 
 // pdqLimit is the number of bad partitions allowed before a subrange falls

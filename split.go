@@ -183,8 +183,11 @@ func smallInline(n, grain int) bool {
 	return n <= SequentialThreshold
 }
 
-// rethrow, deferred around a loop run on the caller's goroutine, turns a
-// panic into a *forkjoin.PanicError, as inlineLeaf does.
+// rethrow, deferred around code that runs user functions on the caller's
+// goroutine (a loop run inline, the sorts that take a comparator), turns a
+// panic into a *forkjoin.PanicError, as a stolen task's panic reaches the
+// joiner, so that what a caller recovers does not depend on where the
+// function ran.
 func rethrow() {
 	if v := recover(); v != nil {
 		panic(forkjoin.CapturePanic(v))
