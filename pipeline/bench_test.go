@@ -2,9 +2,13 @@ package pipeline_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
 	"github.com/magpie-go/magpie/pipeline"
@@ -14,11 +18,47 @@ import (
 // same stages written with goroutines and channels (a fixed number of
 // goroutines per stage, ordered by a reorder buffer when asked).
 
-const benchItems = 1_000_000
+// benchItemsFlag sets the items per run; docs/design.md records the peak
+// heap of a run of 10M (-pipeline.items=10000000 -benchtime 1x).
+var benchItemsFlag = flag.Int("pipeline.items", 1_000_000, "items per run of the 3-stage benchmarks")
+
+var benchItems = 1_000_000
+
+// watchHeap samples the bytes of live heap objects every millisecond until
+// stop is called, which returns the largest sample in MiB: the memory a
+// run holds, which a bounded pipeline keeps independent of its length.
+func watchHeap() (stop func() float64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		<-exited
+		return float64(peak.Load()) / (1 << 20)
+	}
+}
 
 func small(v int) int { return v*2654435761%1000003 + 1 }
 
 func BenchmarkPipeline3Stages(b *testing.B) {
+	benchItems = *benchItemsFlag
 	for _, unordered := range []bool{false, true} {
 		b.Run(fmt.Sprint("unordered=", unordered), func(b *testing.B) {
 			p := forkjoin.New()
@@ -38,21 +78,25 @@ func BenchmarkPipeline3Stages(b *testing.B) {
 			})
 			pipe := pipeline.Map(pipeline.Map(pipeline.Map(src, p, stage, opts...), p, stage, opts...), p, stage, opts...)
 			b.ReportAllocs()
+			stop := watchHeap()
 			for b.Loop() {
 				n := 0
 				if err := pipeline.Run(context.Background(), pipe, func(int) error { n++; return nil }); err != nil || n != benchItems {
 					b.Fatal(err, n)
 				}
 			}
+			b.ReportMetric(stop(), "peak-heap-MiB")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchItems), "ns/item")
 		})
 	}
 }
 
 func BenchmarkChannels3Stages(b *testing.B) {
+	benchItems = *benchItemsFlag
 	for _, unordered := range []bool{false, true} {
 		b.Run(fmt.Sprint("unordered=", unordered), func(b *testing.B) {
 			b.ReportAllocs()
+			stop := watchHeap()
 			for b.Loop() {
 				n := 0
 				for range channelPipeline(benchItems, 3, 4, unordered) {
@@ -62,6 +106,7 @@ func BenchmarkChannels3Stages(b *testing.B) {
 					b.Fatal(n)
 				}
 			}
+			b.ReportMetric(stop(), "peak-heap-MiB")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchItems), "ns/item")
 		})
 	}
