@@ -6,55 +6,18 @@ import (
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
-// hangTimeout bounds anything that could deadlock: a hang fails the test
-// with a message instead of stalling CI until the global test timeout.
-const hangTimeout = 60 * time.Second
+// hangTimeout, within and waitUntil are the hang limits every package's
+// tests share (internal/testenv), under the short names these tests use.
+const hangTimeout = testenv.HangTimeout
 
-// within runs fn on a new goroutine and fails the test if it does not
-// return within hangTimeout. A panic in fn is re-raised, with its original
-// value, on the calling goroutine, so recoverPanic(func() { within(...) })
-// sees it. fn must not call t.FailNow (it is not the test goroutine).
-func within(t testing.TB, what string, fn func()) {
-	t.Helper()
-	type outcome struct {
-		panicked bool
-		value    any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		ok := false
-		defer func() {
-			if !ok {
-				done <- outcome{true, recover()}
-			}
-		}()
-		fn()
-		ok = true
-		done <- outcome{}
-	}()
-	select {
-	case o := <-done:
-		if o.panicked {
-			panic(o.value)
-		}
-	case <-time.After(hangTimeout):
-		t.Fatalf("%s: still running after %v (deadlock?)", what, hangTimeout)
-	}
-}
+func within(t testing.TB, what string, fn func()) { t.Helper(); testenv.Within(t, what, fn) }
 
-// waitUntil polls cond and fails the test if it does not hold within
-// hangTimeout.
 func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(hangTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", hangTimeout, what)
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
+	testenv.WaitUntil(t, what, cond)
 }
 
 // recoverPanic calls fn and returns what it panicked with, or nil.

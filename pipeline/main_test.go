@@ -2,11 +2,11 @@ package pipeline_test
 
 import (
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // TestMain fails the test binary if any goroutine outlives the tests: Run
@@ -17,34 +17,13 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }
 
-// hangTimeout bounds anything that could deadlock.
-const hangTimeout = 60 * time.Second
+// hangTimeout, within and waitUntil: the shared hang limits
+// (internal/testenv) under the names the tests of this package use.
+const hangTimeout = testenv.HangTimeout
 
-// within runs fn on a new goroutine and fails the test if it does not
-// return within hangTimeout. fn must not call t.FailNow.
-func within(t testing.TB, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(hangTimeout):
-		t.Fatalf("%s: still running after %v (deadlock?)", what, hangTimeout)
-	}
-}
+func within(t testing.TB, what string, fn func()) { t.Helper(); testenv.Within(t, what, fn) }
 
-// waitUntil polls cond and fails the test if it does not hold within
-// hangTimeout.
 func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(hangTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", hangTimeout, what)
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
+	testenv.WaitUntil(t, what, cond)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,22 +44,11 @@ func forEachPool(t *testing.T, fn func(t *testing.T, p *forkjoin.Pool)) {
 }
 
 // within runs fn and fails the test instead of hanging if it does not
-// return within a generous bound.
+// return within the shared hang limit (internal/testenv); a panic in fn is
+// re-raised here.
 func within(t *testing.T, fn func()) {
 	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		fn()
-	}()
-	select {
-	case v := <-done:
-		if v != nil {
-			panic(v)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("timed out after 30s: a fork or join is stuck")
-	}
+	testenv.Within(t, "the task", fn)
 }
 
 // skipBig reports whether size n is skipped on pool p: under -race the

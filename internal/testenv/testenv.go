@@ -1,5 +1,7 @@
-// Package testenv tells the tests of every magpie package what build they
-// run in. Only tests import it; the library does not.
+// Package testenv holds what the tests of every magpie package share: the
+// build they run in (Race) and the hang limits of concurrency tests
+// (HangTimeout, Within, WaitUntil). Only tests import it; the library does
+// not.
 //
 // It reads the build's settings instead of using build tags, so that no
 // file of the module differs between race and non-race builds.
