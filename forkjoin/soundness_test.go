@@ -49,6 +49,26 @@ func holdUntil(cond func() bool) bool {
 	return true
 }
 
+// inRounds runs round(w, i) for i in [0, rounds) inside one task on p, and
+// fails the test with what and the round's number if a round reports
+// false (a hold that hit the hang limit); the task stops there.
+func inRounds(t *testing.T, p *forkjoin.Pool, what string, rounds int, round func(w *forkjoin.Worker, i int) bool) {
+	t.Helper()
+	failed := -1 // written in the task, read after within returns (its channel orders the two)
+	within(t, what, func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			for i := 0; i < rounds; i++ {
+				if !round(w, i) {
+					failed = i
+					break
+				}
+			}
+			return 0
+		})
+	})
+	require.Equal(t, -1, failed, "%s (round %d)", what, failed)
+}
+
 // pairs makes leaves meet two by two: the first to arrive blocks its
 // worker until the next one arrives. On two workers the leaves of a loop
 // pair off only if the worker that is not forking can take them while the
@@ -177,35 +197,23 @@ func TestForkWakesParkingWorker(t *testing.T) {
 			rounds /= 10
 		}
 	}
-	var failedRound atomic.Int64
-	failedRound.Store(-1)
-	within(t, "forks", func() {
-		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
-			for i := 0; i < rounds; i++ {
-				switch i % 3 {
-				case 0: // the other worker asleep (or about to be)
-					if !holdUntil(func() bool { return forkjoin.SleepersOf(p) >= 1 }) {
-						failedRound.Store(int64(i))
-						return 0
-					}
-				case 1: // somewhere on its way to sleep: 0 to ~50 µs
-					for k := 0; k < (i*7919)%20000; k++ {
-						sink.Add(1)
-					}
-				}
-				var started atomic.Bool
-				f := forkjoin.Fork(w, func(*forkjoin.Worker) int { started.Store(true); return 1 })
-				ok := holdUntil(started.Load)
-				f.Join(w)
-				if !ok {
-					failedRound.Store(int64(i))
-					return 0
-				}
+	inRounds(t, p, "a forked child was not started by the idle worker", rounds, func(w *forkjoin.Worker, i int) bool {
+		switch i % 3 {
+		case 0: // the other worker asleep (or about to be)
+			if !holdUntil(func() bool { return forkjoin.SleepersOf(p) >= 1 }) {
+				return false
 			}
-			return 0
-		})
+		case 1: // somewhere on its way to sleep: 0 to ~50 µs
+			for k := 0; k < (i*7919)%20000; k++ {
+				sink.Add(1)
+			}
+		}
+		var started atomic.Bool
+		f := forkjoin.Fork(w, func(*forkjoin.Worker) int { started.Store(true); return 1 })
+		ok := holdUntil(started.Load)
+		f.Join(w)
+		return ok
 	})
-	require.Equal(t, int64(-1), failedRound.Load(), "a forked child was not started by the idle worker (round %d)", failedRound.Load())
 }
 
 // TestSubmissionWakesIdleWorker: 3 workers; worker A joins a leaf that B
@@ -257,35 +265,23 @@ func TestSubmissionWakesIdleWorker(t *testing.T) {
 func TestBlockWakesSleeperForChild(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(-1))
 	defer closePool(t, p)
-	var failedRound atomic.Int64
-	failedRound.Store(-1)
-	within(t, "Block waiting for its own child", func() {
-		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
-			for i := 0; i < 200; i++ {
-				if i%2 == 0 && !holdUntil(func() bool { return forkjoin.SleepersOf(p) >= 1 }) {
-					failedRound.Store(int64(i))
-					return 0
-				}
-				// The first fork is published (the deque was empty) and wakes
-				// the other worker, which takes it; the child stays private
-				// unless that steal asked for more. Then the other worker
-				// goes back to sleep, and Block waits for the child.
-				var firstStarted, started atomic.Bool
-				first := forkjoin.Fork(w, func(*forkjoin.Worker) int { firstStarted.Store(true); return 0 })
-				f := forkjoin.Fork(w, func(*forkjoin.Worker) int { started.Store(true); return 1 })
-				ok := holdUntil(firstStarted.Load) && holdUntil(func() bool { return forkjoin.SleepersOf(p) >= 1 })
-				forkjoin.Block(w, func() { ok = ok && holdUntil(started.Load) })
-				f.Join(w)
-				first.Join(w)
-				if !ok {
-					failedRound.Store(int64(i))
-					return 0
-				}
-			}
-			return 0
-		})
+	inRounds(t, p, "Block waited for a child that no worker started", 200, func(w *forkjoin.Worker, i int) bool {
+		if i%2 == 0 && !holdUntil(func() bool { return forkjoin.SleepersOf(p) >= 1 }) {
+			return false
+		}
+		// The first fork is published (the deque was empty) and wakes the
+		// other worker, which takes it; the child stays private unless
+		// that steal asked for more. Then the other worker goes back to
+		// sleep, and Block waits for the child.
+		var firstStarted, started atomic.Bool
+		first := forkjoin.Fork(w, func(*forkjoin.Worker) int { firstStarted.Store(true); return 0 })
+		f := forkjoin.Fork(w, func(*forkjoin.Worker) int { started.Store(true); return 1 })
+		ok := holdUntil(firstStarted.Load) && holdUntil(func() bool { return forkjoin.SleepersOf(p) >= 1 })
+		forkjoin.Block(w, func() { ok = ok && holdUntil(started.Load) })
+		f.Join(w)
+		first.Join(w)
+		return ok
 	})
-	require.Equal(t, int64(-1), failedRound.Load(), "Block waited for a child that no worker started (round %d)", failedRound.Load())
 }
 
 // TestGoexitInOtherComputationDoesNotFailJoiner: 3 workers. Computation X
