@@ -82,17 +82,6 @@ func rangeBodySpec(body func(lo, hi int), grain int) *rangeSpec[struct{}] {
 	}
 }
 
-// forRangeOn is ForRange for code already running on w, such as the sorts'
-// tasks: it splits [lo, hi) with the engine (lazy binary splitting when
-// grain is 0, halving down to grain otherwise) without the sequential
-// threshold, the probe or any panic wrapping, and calls body on the pieces.
-func forRangeOn(w *forkjoin.Worker, lo, hi int, body func(lo, hi int), grain int) {
-	if hi <= lo {
-		return
-	}
-	rangeTask[struct{}]{rangeBodySpec(body, grain), lo, hi, struct{}{}}.Compute(w)
-}
-
 // forSeq is For's small-input path: a plain loop on the caller.
 func forSeq(n int, body func(i int)) {
 	defer rethrow()

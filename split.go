@@ -195,17 +195,9 @@ func rethrow() {
 }
 
 // runInline reports whether a loop of n iterations should run sequentially
-// on the caller: a single worker, a fixed grain that covers n, or no grain
-// and n at most SequentialThreshold.
+// on the caller: smallInline, or a pool of a single worker.
 func runInline(parallelism, n, grain int) bool {
-	switch {
-	case n <= 1 || parallelism <= 1:
-		return true
-	case grain > 0:
-		return n <= grain
-	default:
-		return n <= SequentialThreshold
-	}
+	return n <= 1 || parallelism <= 1 || smallInline(n, grain)
 }
 
 // probe runs the first iterations of [0, n) on the caller in growing

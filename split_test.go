@@ -1,7 +1,6 @@
 package magpie
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,38 +94,6 @@ func TestRunInline(t *testing.T) {
 	require.True(t, runInline(8, 10, 10), "grain covers n")
 	require.False(t, runInline(8, 11, 10))
 	require.False(t, runInline(8, 2, 1))
-}
-
-// TestForRangeOnCovers checks the primitive offered to the sorts: the
-// pieces are disjoint, non-empty, within grain, and cover the range.
-func TestForRangeOnCovers(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	for _, grain := range []int{0, 1, 5, 100} {
-		for _, r := range [][2]int{{0, 0}, {3, 3}, {0, 1}, {5, 17}, {10, 100_010}} {
-			seen := make([]int32, r[1])
-			var bad error
-			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
-				forRangeOn(w, r[0], r[1], func(lo, hi int) {
-					if lo >= hi || (grain > 0 && hi-lo > grain) {
-						bad = fmt.Errorf("piece [%d,%d)", lo, hi)
-					}
-					for i := lo; i < hi; i++ {
-						seen[i]++
-					}
-				}, grain)
-				return struct{}{}
-			})
-			require.NoError(t, bad)
-			for i := range seen {
-				want := int32(0)
-				if i >= r[0] {
-					want = 1
-				}
-				require.Equal(t, want, seen[i], "grain %d range %v index %d", grain, r, i)
-			}
-		}
-	}
 }
 
 func TestNegativeN(t *testing.T) {
