@@ -146,3 +146,19 @@ func Example_insideATask() {
 	fmt.Println(total)
 	// Output: 30
 }
+
+func ExampleReduceWith() {
+	// Word counts in a map per piece: a map given to Reduce as its zero
+	// would be shared by every piece.
+	words := strings.Fields("to be or not to be that is the question to ask")
+	counts := magpie.ReduceWith(nil, words, func() map[string]int { return map[string]int{} },
+		func(m map[string]int, w string) map[string]int { m[w]++; return m },
+		func(a, b map[string]int) map[string]int {
+			for w, n := range b {
+				a[w] += n
+			}
+			return a
+		})
+	fmt.Println(counts["to"], counts["be"], counts["question"])
+	// Output: 3 2 1
+}

@@ -80,8 +80,10 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 // with a fixed Grain and one pool size. An empty in returns zero.
 //
 // fold and combine must be safe to call concurrently, and must not modify
-// values shared between pieces (zero is copied into every piece: if it
-// holds a map or a slice, build a fresh one in fold). r, the options, the
+// values shared between pieces. **zero is copied into every piece: a zero
+// that holds a map, a slice or a pointer is shared by all of them**, and a
+// fold that writes into it races with the other pieces. For such an
+// accumulator use ReduceWith, which makes a fresh one per piece. r, the options, the
 // sequential threshold and panics are as for For. Reduce panics if fold or
 // combine is nil.
 func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
@@ -106,6 +108,55 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 		},
 		combine: combine,
 		zero:    zero,
+		grain:   grain,
+	}
+	return runRange(r, len(in), s)
+}
+
+// ReduceWith is Reduce for an accumulator that must not be shared between
+// pieces (a map, a slice to append to, a per-piece statistics struct):
+// each piece starts from a value newAcc makes for it, rayon's fold_with and
+// Java's collect(supplier, accumulator, combiner). With newAcc returning
+// a fresh empty value each time, and combine merging two accumulators, the
+// result equals the sequential
+//
+//	acc := newAcc()
+//	for _, x := range in { acc = fold(acc, x) }
+//
+// newAcc, fold and combine must be safe to call concurrently; newAcc is
+// called once per piece (once in all when the loop runs on the caller).
+// r, the options, the sequential threshold and panics are as for Reduce.
+// ReduceWith panics if newAcc, fold or combine is nil.
+func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(A, E) A,
+	combine func(A, A) A, opts ...Option) A {
+	checkRunner("ReduceWith", r)
+	switch {
+	case newAcc == nil:
+		panic("magpie: ReduceWith called with a nil newAcc")
+	case fold == nil:
+		panic("magpie: ReduceWith called with a nil fold")
+	case combine == nil:
+		panic("magpie: ReduceWith called with a nil combine")
+	}
+	// A panic in newAcc reaches the caller as a *PanicError wherever the
+	// piece started (the caller's goroutine or a worker), as fold's does.
+	fresh := func() A {
+		defer rethrow()
+		return newAcc()
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(in), grain) {
+		return reduceSeq(in, fresh(), fold)
+	}
+	s := &rangeSpec[A]{
+		leaf: func(acc A, lo, hi int) A {
+			for _, x := range in[lo:hi] {
+				acc = fold(acc, x)
+			}
+			return acc
+		},
+		combine: combine,
+		newZero: fresh,
 		grain:   grain,
 	}
 	return runRange(r, len(in), s)

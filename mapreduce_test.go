@@ -305,3 +305,59 @@ func FuzzReduce(f *testing.F) {
 		require.Equal(t, want, got.h)
 	})
 }
+
+// TestReduceWith: a histogram accumulated in a map that fold writes into.
+// Each piece gets a map of its own from newAcc, so under -race this passes
+// where Reduce with a map zero (one map shared by every piece) would race;
+// the result equals the sequential fold for every size and configuration.
+func TestReduceWith(t *testing.T) {
+	forEachConfig(t, func(r forkjoin.Runner, n int, opts []Option) error {
+		in := ints(n)
+		want := map[int]int{}
+		for _, x := range in {
+			want[x%13]++
+		}
+		got := ReduceWith(r, in, func() map[int]int { return map[int]int{} },
+			func(m map[int]int, x int) map[int]int { m[x%13]++; return m },
+			func(a, b map[int]int) map[int]int {
+				for k, v := range b {
+					a[k] += v
+				}
+				return a
+			}, opts...)
+		if len(want) == 0 && len(got) == 0 {
+			return nil
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("histogram %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+// TestReduceWithPanics: a panic in newAcc or fold reaches the caller as a
+// *PanicError on the small path and the parallel one; nil functions panic
+// with the package's message.
+func TestReduceWithPanics(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	for _, n := range []int{10, 100_000} {
+		var v any
+		func() {
+			defer func() { v = recover() }()
+			ReduceWith(p, ints(n), func() int { panic("no accumulator") },
+				func(a, x int) int { return a + x }, func(a, b int) int { return a + b })
+		}()
+		pe, ok := v.(*forkjoin.PanicError)
+		require.True(t, ok, "n=%d: got %T %v", n, v, v)
+		require.Equal(t, "no accumulator", pe.Value)
+	}
+	sum := func(a, b int) int { return a + b }
+	require.PanicsWithValue(t, "magpie: ReduceWith called with a nil newAcc", func() { ReduceWith(p, []int{1}, nil, sum, sum) })
+	require.PanicsWithValue(t, "magpie: ReduceWith called with a nil fold", func() {
+		ReduceWith(p, []int{1}, func() int { return 0 }, nil, sum)
+	})
+	require.PanicsWithValue(t, "magpie: ReduceWith called with a nil combine", func() {
+		ReduceWith(p, []int{1}, func() int { return 0 }, sum, nil)
+	})
+}

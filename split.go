@@ -90,7 +90,16 @@ type rangeSpec[A any] struct {
 	leaf    func(acc A, lo, hi int) A
 	combine func(a, b A) A
 	zero    A
+	newZero func() A // if set, each piece starts from a value of its own (ReduceWith)
 	grain   int
+}
+
+// start returns the accumulator a piece starts from.
+func (s *rangeSpec[A]) start() A {
+	if s.newZero != nil {
+		return s.newZero()
+	}
+	return s.zero
 }
 
 // rangeTask is the typed task of the engine: the subrange [lo, hi), whose
@@ -134,7 +143,7 @@ func (t rangeTask[A]) split(w *forkjoin.Worker, mid int) A {
 	s := t.spec
 	a, b := forkjoin.JoinTasks[A, A](w,
 		rangeTask[A]{s, t.lo, mid, t.acc},
-		rangeTask[A]{s, mid, t.hi, s.zero})
+		rangeTask[A]{s, mid, t.hi, s.start()})
 	if s.combine == nil {
 		return a
 	}
@@ -145,22 +154,22 @@ func (t rangeTask[A]) split(w *forkjoin.Worker, mid int) A {
 // and pool paths described at the top of this file. n must be >= 0.
 func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 	if n == 0 {
-		return s.zero
+		return s.start()
 	}
 	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
 		// Inside a task: no round trip to avoid, and the worker's own
 		// computation catches panics, so no probe and no wrapping, except
 		// to make the panic type independent of n.
 		if runInline(w.Pool().Parallelism(), n, s.grain) {
-			return inlineLeaf(s, s.zero, 0, n)
+			return inlineLeaf(s, s.start(), 0, n)
 		}
-		return rangeTask[A]{s, 0, n, s.zero}.Compute(w)
+		return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
 	}
 	p := runnerPool(r)
 	if runInline(p.Parallelism(), n, s.grain) {
-		return inlineLeaf(s, s.zero, 0, n)
+		return inlineLeaf(s, s.start(), 0, n)
 	}
-	acc, k := s.zero, 0
+	acc, k := s.start(), 0
 	if s.grain == 0 {
 		if acc, k = probe(s, n); k == n {
 			return acc
@@ -207,7 +216,7 @@ func runInline(parallelism, n, grain int) bool {
 // that iterations of a few microseconds do not overshoot it by much.
 func probe[A any](s *rangeSpec[A], n int) (acc A, k int) {
 	start := time.Since(epoch)
-	acc, next := s.zero, probeFirst
+	acc, next := s.start(), probeFirst
 	for {
 		stop := min(next, n)
 		acc = inlineLeaf(s, acc, k, stop)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // TestBlockCompensates: with parallelism 2, eight tasks block inside Block
@@ -167,4 +169,42 @@ func TestBlockPublishesForkedWork(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("Block hid the task it waits for from the compensating worker")
 	}
+}
+
+// TestWorkerIndexBelowMaxWorkers: with 2 workers and up to 3 compensating
+// ones, 5 tasks that each block until all 5 run at once occupy every
+// worker, spares included: their indices are exactly 0..4, all below
+// MaxWorkers() = 5, though Parallelism() is 2.
+func TestWorkerIndexBelowMaxWorkers(t *testing.T) {
+	noSpares := New(WithParallelism(2), WithMaxBlocked(-1))
+	require.Equal(t, 2, noSpares.MaxWorkers())
+	noSpares.Close()
+
+	p := New(WithParallelism(2), WithMaxBlocked(3))
+	defer p.Close()
+	require.Equal(t, 5, p.MaxWorkers())
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	all := make(chan struct{})
+	var done sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		done.Add(1)
+		require.NoError(t, p.Execute(func(w *Worker) {
+			defer done.Done()
+			mu.Lock()
+			seen[w.Index()] = true
+			if len(seen) == 5 {
+				close(all)
+			}
+			mu.Unlock()
+			Block(w, func() {
+				select {
+				case <-all:
+				case <-time.After(testenv.HangTimeout): // fails the Equal below
+				}
+			})
+		}))
+	}
+	done.Wait()
+	require.Equal(t, map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true}, seen)
 }

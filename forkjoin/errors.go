@@ -14,9 +14,10 @@ var ErrClosed = errors.New("forkjoin: pool is closed")
 // WithMaxQueued and its submission queue is full.
 var ErrQueueFull = errors.New("forkjoin: submission queue is full")
 
-// errGoexit is the Value of the PanicError recorded for a task that called
-// runtime.Goexit (for example t.FailNow in a test) instead of returning.
-var errGoexit = errors.New("forkjoin: task called runtime.Goexit")
+// ErrGoexit is the Value of the *PanicError recorded for a task that called
+// runtime.Goexit (for example t.FailNow in a test) instead of returning:
+// errors.Is(err, ErrGoexit) reports it, through the *PanicError.
+var ErrGoexit = errors.New("forkjoin: task called runtime.Goexit")
 
 // PanicError is a panic raised by a task, captured with the stack of the
 // goroutine at the point of the panic. Join and Invoke re-panic with the
@@ -55,7 +56,7 @@ func CapturePanic(v any) *PanicError {
 	case *PanicError:
 		return v
 	case nil:
-		return &PanicError{Value: errGoexit, Stack: debug.Stack()}
+		return &PanicError{Value: ErrGoexit, Stack: debug.Stack()}
 	default:
 		return &PanicError{Value: v, Stack: debug.Stack()}
 	}

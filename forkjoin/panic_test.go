@@ -278,9 +278,7 @@ func TestGoexitInTask(t *testing.T) {
 		t.Helper()
 		pe, ok := v.(*forkjoin.PanicError)
 		require.True(t, ok, "got %T (%v), want *forkjoin.PanicError", v, v)
-		err, ok := pe.Value.(error)
-		require.True(t, ok, "Value %v should be an error", pe.Value)
-		require.Contains(t, err.Error(), "Goexit")
+		require.ErrorIs(t, pe, forkjoin.ErrGoexit, "errors.Is sees the exported sentinel through the *PanicError")
 	}
 	for _, par := range []int{1, 2, 4} {
 		handled := make(chan *forkjoin.PanicError, 1)
@@ -404,7 +402,7 @@ func TestCapturePanic(t *testing.T) {
 	require.Contains(t, string(pe.Stack), "panicHere")
 	require.Same(t, pe, capture(func() { panic(pe) }), "a *PanicError passes unchanged")
 	require.Same(t, pe, forkjoin.CapturePanic(pe))
-	require.ErrorContains(t, forkjoin.CapturePanic(nil), "Goexit")
+	require.ErrorIs(t, forkjoin.CapturePanic(nil), forkjoin.ErrGoexit)
 }
 
 //go:noinline

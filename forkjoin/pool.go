@@ -126,6 +126,12 @@ func Default() *Pool {
 // Parallelism returns the number of workers.
 func (p *Pool) Parallelism() int { return p.parallelism }
 
+// MaxWorkers returns the number of distinct worker indices the pool can
+// have: Parallelism() plus the compensating workers Block may start
+// (WithMaxBlocked). Every Worker.Index() of the pool is below it, so it
+// sizes a per-worker array safely.
+func (p *Pool) MaxWorkers() int { return len(p.workers) }
+
 // Mode returns the pool's scheduling mode.
 func (p *Pool) Mode() Mode { return p.mode }
 

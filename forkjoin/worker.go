@@ -46,7 +46,9 @@ type Worker struct {
 // Pool returns the pool the worker belongs to.
 func (w *Worker) Pool() *Pool { return w.pool }
 
-// Index returns the worker's index, 0 to Parallelism()-1.
+// Index returns the worker's index: 0 to Parallelism()-1 for the pool's
+// workers, and up to MaxWorkers()-1 for the compensating workers Block
+// starts. Size per-worker arrays with MaxWorkers().
 func (w *Worker) Index() int { return w.index }
 
 // Surplus returns the number of tasks in the worker's own deque minus the
