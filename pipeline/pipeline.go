@@ -43,14 +43,21 @@ func From[T any](seq iter.Seq[T]) *Pipe[T] {
 		out := make(chan T)
 		r.wg.Go(func() {
 			defer close(out)
-			defer r.recoverInto()
+			finished := false
+			defer func() {
+				if !finished { // a panic, or runtime.Goexit (recover() nil)
+					r.fail(forkjoin.CapturePanic(recover()))
+				}
+			}()
 			for v := range seq {
 				select {
 				case out <- v:
 				case <-r.ctx.Done():
+					finished = true
 					return
 				}
 			}
+			finished = true
 		})
 		return out
 	}}
@@ -62,13 +69,28 @@ func FromChan[T any](ch <-chan T) *Pipe[T] {
 	if ch == nil {
 		panic("pipeline: FromChan called with a nil channel")
 	}
-	return From(func(yield func(T) bool) {
-		for v := range ch {
-			if !yield(v) {
-				return
+	return &Pipe[T]{start: func(r *run) <-chan T {
+		out := make(chan T)
+		r.wg.Go(func() {
+			defer close(out)
+			for {
+				select {
+				case v, ok := <-ch:
+					if !ok {
+						return
+					}
+					select {
+					case out <- v:
+					case <-r.ctx.Done():
+						return
+					}
+				case <-r.ctx.Done():
+					return
+				}
 			}
-		}
-	})
+		})
+		return out
+	}}
 }
 
 // Option configures a stage.
@@ -177,14 +199,6 @@ type run struct {
 func (r *run) fail(err error) {
 	r.once.Do(func() { r.err = err })
 	r.cancel()
-}
-
-// recoverInto fails the run with the panic of the calling goroutine, if it
-// is panicking (deferred by the source).
-func (r *run) recoverInto() {
-	if v := recover(); v != nil {
-		r.fail(forkjoin.CapturePanic(v))
-	}
 }
 
 // stage is one Map stage of a run, driven by drive on its own goroutine.
