@@ -3,6 +3,7 @@ package forkjoin
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 )
 
@@ -70,6 +71,13 @@ func originOf[T any](c *cell[T]) *Pool {
 	return nil
 }
 
+// panicOf returns the *PanicError in err's chain, or nil.
+func panicOf(err error) *PanicError {
+	var pe *PanicError
+	errors.As(err, &pe)
+	return pe
+}
+
 // reportDropped hands a panic that AllOf or AnyOf does not deliver to the
 // panic handler of the pool it came from (the Default pool's if unknown).
 // Other errors (ErrClosed, a context's) are dropped.
@@ -110,9 +118,17 @@ func Then[T, U any](p *Pool, f *Future[T], fn func(w *Worker, v T) U) *Future[U]
 }
 
 // ThenContext is Then within a cancellation scope: once ctx is done, a
-// stage that has not started completes at once with ctx.Err() (without
-// waiting for f, and fn never runs), and a running one is canceled as
-// SubmitContext's task is, its Future reporting ctx.Err().
+// stage still waiting for f completes at once with ctx.Err() (without
+// waiting for f, and fn never runs); a stage already queued on p completes
+// with ctx.Err() when a worker takes it, without running fn; a running one
+// is canceled as SubmitContext's task is, its Future reporting ctx.Err().
+//
+// Known limits: a stage that calls runtime.Goexit completes with
+// ErrGoexit and is also reported to p's panic handler; a callback of a
+// Future that completed otherwise (an AnyOf won by another Future, a
+// ThenContext canceled) stays registered on a source that never
+// completes, so a loop that chains on one long-pending Future keeps one
+// small record per chain until that Future completes.
 func ThenContext[T, U any](ctx context.Context, p *Pool, f *Future[T], fn func(w *Worker, v T) U) *Future[U] {
 	if ctx == nil {
 		panic("forkjoin: ThenContext called with a nil context")
@@ -268,14 +284,24 @@ func (a *allOf[T]) arrive(i int, q *firing) {
 	if a.left.Add(-1) != 0 {
 		return
 	}
+	// Report each dropped panic once: one *PanicError may reach several
+	// of fs (two Thens of one source, or the same Future twice), and the
+	// one delivered is not dropped. Panics are told apart by their
+	// *PanicError pointer, never by comparing errors with ==, which
+	// panics on an incomparable dynamic type.
 	first := -1
+	reported := []*PanicError{nil}
 	for j, err := range a.errs {
 		switch {
 		case err == nil:
 		case first < 0:
 			first = j
-		case err != a.errs[first]:
-			reportDropped(err, originOf(a.cells[j]))
+			reported = append(reported, panicOf(err)) // delivered
+		default:
+			if pe := panicOf(err); !slices.Contains(reported, pe) {
+				reported = append(reported, pe)
+				reportDropped(err, originOf(a.cells[j]))
+			}
 		}
 	}
 	if first >= 0 {
@@ -299,15 +325,22 @@ func AnyOf[T any](fs ...*Future[T]) *Future[T] {
 	}
 	pr := &promise[T]{}
 	pr.init()
-	var won atomic.Bool
+	// winner holds the error the winner delivered (in a box, so that a nil
+	// error is a value too): set in the same CAS that decides the race, so
+	// a loser sees it and does not report the very panic AnyOf delivered.
+	type outcome struct{ err error }
+	var winner atomic.Pointer[outcome]
 	for _, f := range fs {
 		c := f.c
 		arrive := func(q *firing) {
-			if won.CompareAndSwap(false, true) {
+			if winner.CompareAndSwap(nil, &outcome{c.err}) {
 				pr.complete(c.result, c.err, originOf(c), q)
-			} else {
-				reportDropped(c.err, originOf(c))
+				return
 			}
+			if pe := panicOf(c.err); pe != nil && pe == panicOf(winner.Load().err) {
+				return // the panic AnyOf delivered: not dropped
+			}
+			reportDropped(c.err, originOf(c))
 		}
 		if !c.latch.onSet(arrive) {
 			fireNow(arrive)

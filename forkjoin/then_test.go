@@ -623,3 +623,38 @@ func FuzzThenChain(f *testing.F) {
 		}
 	})
 }
+
+// TestCombinatorsReportEachDroppedPanicOnce: a panic that AnyOf delivers
+// is not also reported as dropped (the same Future twice, or two stages of
+// one panicking source), and a panic that reaches AllOf twice after a
+// different first error is reported once. Before the fix AnyOf reported the
+// delivered panic (twice here) and AllOf reported the repeated one twice
+// (found by review).
+func TestCombinatorsReportEachDroppedPanicOnce(t *testing.T) {
+	var handled atomic.Int64
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { handled.Add(1) }))
+	defer closePool(t, p)
+	src := forkjoin.Submit(p, func(*forkjoin.Worker) int { panic("boom") })
+	_, _ = get(t, src)
+	a := forkjoin.Then(p, src, func(_ *forkjoin.Worker, v int) int { return v })
+	b := forkjoin.Then(p, src, func(_ *forkjoin.Worker, v int) int { return v })
+	_, _ = get(t, a)
+	_, _ = get(t, b)
+	var pe *forkjoin.PanicError
+	_, err := get(t, forkjoin.AnyOf(a, b))
+	require.ErrorAs(t, err, &pe)
+	_, err = get(t, forkjoin.AnyOf(src, src))
+	require.ErrorAs(t, err, &pe)
+	require.Zero(t, handled.Load(), "a panic AnyOf delivered was also reported as dropped")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	first := forkjoin.SubmitContext(ctx, p, func(*forkjoin.Worker) int { return 0 })
+	_, err = get(t, first)
+	require.ErrorIs(t, err, context.Canceled)
+	g := forkjoin.Submit(p, func(*forkjoin.Worker) int { panic("boom") })
+	_, _ = get(t, g)
+	_, err = get(t, forkjoin.AllOf(first, g, g))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(1), handled.Load(), "one dropped panic, reported %d times", handled.Load())
+}
