@@ -91,6 +91,9 @@ func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 	if n < 2 {
 		return
 	}
+	if n >= radixMin && sortRadix(r, []E(s), opts) {
+		return
+	}
 	leaf, adaptive := sortGrain(opts, sortLeaf)
 	if n <= leaf {
 		slices.Sort(s)
