@@ -172,11 +172,12 @@ func (st *radixState[U]) radixBlocks(m int) int {
 	return max(1, min(st.workers*radixBlocksPerWorker, m/radixBlockMin))
 }
 
-// forBlocks runs fn(0), ..., fn(nb-1) in parallel on w by binary fork-join;
-// one block runs inline.
-func forBlocks(w *forkjoin.Worker, nb int, fn func(b int)) {
+// forBlocks runs fn(w', 0), ..., fn(w', nb-1) in parallel on w by binary
+// fork-join, w' being the worker that runs the block (fn must use it, not
+// a captured one); one block runs inline.
+func forBlocks(w *forkjoin.Worker, nb int, fn func(w *forkjoin.Worker, b int)) {
 	if nb == 1 {
-		fn(0)
+		fn(w, 0)
 		return
 	}
 	blockTask{fn: fn, b0: 0, b1: nb}.Compute(w)
@@ -184,13 +185,13 @@ func forBlocks(w *forkjoin.Worker, nb int, fn func(b int)) {
 
 // blockTask runs fn on blocks [b0, b1).
 type blockTask struct {
-	fn     func(b int)
+	fn     func(w *forkjoin.Worker, b int)
 	b0, b1 int
 }
 
 func (t blockTask) Compute(w *forkjoin.Worker) struct{} {
 	if t.b1-t.b0 == 1 {
-		t.fn(t.b0)
+		t.fn(w, t.b0)
 		return struct{}{}
 	}
 	mid := t.b0 + (t.b1-t.b0)/2
@@ -236,7 +237,7 @@ func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
 				}
 			}
 		}()
-		forBlocks(w, nb, func(b int) {
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 			lo, hi := blockBounds(0, n, nb, b)
 			for i := lo; i < hi; i++ {
 				s[i] = radixFloatKey(s[i], mant)
@@ -247,7 +248,7 @@ func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
 		// sort only permutes them within s (and copies them back there
 		// when it unwinds).
 		radixSortKeys(w, s, 0)
-		forBlocks(w, nb, func(b int) {
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 			lo, hi := blockBounds(0, n, nb, b)
 			for i := lo; i < hi; i++ {
 				s[i] = radixFloatBits(s[i], mant)
@@ -271,7 +272,7 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 		asc, desc bool
 	}
 	scans := make([]scan, nb)
-	forBlocks(w, nb, func(b int) {
+	forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 		lo, hi := blockBounds(0, n, nb, b)
 		if lo > 0 {
 			lo-- // overlap one element to see the boundary
@@ -308,7 +309,7 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 	if desc {
 		// Keys are a bijection of the bits: equal keys are identical
 		// elements, so reversing gives the sorted slice.
-		forBlocks(w, nb, func(b int) {
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 			lo, hi := blockBounds(0, n/2, nb, b)
 			for i := lo; i < hi; i++ {
 				s[i], s[n-1-i] = s[n-1-i], s[i]
@@ -371,7 +372,7 @@ func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, s
 		hists := make([]radixHist, nb)
 		flip := st.flip
 		sh := uint(shift)
-		forBlocks(w, nb, func(b int) {
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 			blo, bhi := blockBounds(lo, hi, nb, b)
 			h := &hists[b]
 			for _, v := range src[blo:bhi] {
@@ -408,7 +409,7 @@ func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, s
 			}
 		}
 		bucketLo[256] = hi
-		forBlocks(w, nb, func(b int) {
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 			blo, bhi := blockBounds(lo, hi, nb, b)
 			off := hists[b]
 			for _, v := range src[blo:bhi] {
@@ -443,7 +444,7 @@ func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, s
 		groups[ng] = 256
 		next := shift - 8
 		in := inBuf
-		forBlocks(w, ng, func(g int) {
+		forBlocks(w, ng, func(w *forkjoin.Worker, g int) {
 			for d := groups[g]; d < groups[g+1]; d++ {
 				if bucketLo[d] == bucketLo[d+1] {
 					children[d] = true
