@@ -44,7 +44,9 @@ var rdxDists = []rdxDist{
 	}},
 	{"sorted", func(_ *rand.Rand, n int) []uint64 { return rdxFill(n, func(i int) uint64 { return uint64(i) }) }},
 	{"reverse", func(_ *rand.Rand, n int) []uint64 { return rdxFill(n, func(i int) uint64 { return uint64(n - i) }) }},
-	{"smallRange", func(r *rand.Rand, n int) []uint64 { return rdxFill(n, func(int) uint64 { return uint64(r.IntN(100) - 50) }) }},
+	{"smallRange", func(r *rand.Rand, n int) []uint64 {
+		return rdxFill(n, func(int) uint64 { return uint64(r.IntN(100) - 50) })
+	}},
 	{"negative", func(r *rand.Rand, n int) []uint64 {
 		return rdxFill(n, func(int) uint64 { return uint64(-r.Int64N(1 << 40)) })
 	}},
