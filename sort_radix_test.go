@@ -1,15 +1,12 @@
 package magpie_test
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -349,41 +346,12 @@ func TestCanceledRadixSortLeavesPermutation(t *testing.T) {
 	floats := rdxFloats(rng, n, 0.1, rdxFloatSpecials)
 	canceled := 0
 	for range 6 {
-		canceled += rdxCancelRound(t, p, rng, ints, func(s []int64) []int64 { return s })
-		canceled += rdxCancelRound(t, p, rng, skewed, func(s []int64) []int64 { return s })
-		canceled += rdxCancelRound(t, p, rng, bytes, func(s []uint8) []uint8 { return s })
-		canceled += rdxCancelRound(t, p, rng, floats, srtBits)
+		canceled += cancelSortRound(t, p, rng, ints, sortOnWorker[int64], identity[int64])
+		canceled += cancelSortRound(t, p, rng, skewed, sortOnWorker[int64], identity[int64])
+		canceled += cancelSortRound(t, p, rng, bytes, sortOnWorker[uint8], identity[uint8])
+		canceled += cancelSortRound(t, p, rng, floats, sortOnWorker[float64], srtBits)
 	}
 	t.Logf("%d of 24 sorts canceled before they finished", canceled)
-}
-
-// rdxCancelRound sorts a copy of in on p, canceled after a random delay,
-// and checks that the copy is a permutation of in (compared through key:
-// the bit patterns for floats), sorted if the sort was not canceled. It
-// returns 1 if the sort was canceled.
-func rdxCancelRound[E cmp.Ordered, K cmp.Ordered](t *testing.T, p *forkjoin.Pool, rng *rand.Rand, in []E, key func([]E) []K) int {
-	s := slices.Clone(in)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(time.Duration(rng.IntN(40_000))*time.Microsecond, cancel)
-	_, err := forkjoin.InvokeContext(ctx, p, func(w *forkjoin.Worker) int {
-		magpie.Sort(w, s)
-		return 0
-	})
-	cancel()
-	// InvokeContext returns before the computation has unwound: wait for
-	// the pool to go idle before looking at the slice.
-	testenv.WaitUntil(t, "the canceled sort to unwind", func() bool { return p.Stats().Idle == 2 })
-	want := slices.Clone(key(slices.Clone(in)))
-	slices.Sort(want)
-	got := slices.Clone(key(slices.Clone(s)))
-	slices.Sort(got)
-	require.Equal(t, want, got, "%T: not a permutation of the input", in[0])
-	if err != nil {
-		require.ErrorIs(t, err, context.Canceled)
-		return 1
-	}
-	require.True(t, slices.IsSorted(s), "%T: finished but not sorted", in[0])
-	return 0
 }
 
 // FuzzSortRadix sorts slices built from the fuzzer's bytes, as int64,
