@@ -4,7 +4,8 @@ package magpie
 type Option func(*options)
 
 type options struct {
-	grain int // > 0: fixed cutoff; 0: adaptive
+	grain   int  // > 0: fixed cutoff; 0: adaptive
+	inPlace bool // Sort: the in-place quicksort for every type (InPlace)
 }
 
 // Grain sets a fixed cutoff: the helper splits work down to pieces of at

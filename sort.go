@@ -11,7 +11,15 @@ import (
 //
 // Choice of algorithms (the long form is in docs/design.md):
 //
-//   - Sort and SortFunc (unstable) are a parallel pattern-defeating
+//   - Sort on integer and floating-point types, from radixMin (4096)
+//     elements, is a parallel radix sort (sort_radix.go): one byte per
+//     level most significant first, in parallel over blocks and buckets,
+//     then least significant first once a bucket fits in the L2 cache. It
+//     needs a buffer of len(s) elements; the InPlace option keeps the
+//     quicksort below instead.
+//
+//   - Sort on other types (and with InPlace) and SortFunc (unstable) are a
+//     parallel pattern-defeating
 //     quicksort in the style of rayon's par_sort_unstable: choose a pivot
 //     (median of three, Tukey's ninther above 50 elements), partition in
 //     place, then sort both sides in parallel with forkjoin.JoinTasks.
@@ -79,16 +87,32 @@ const sortSurplus = 3
 // Sort sorts s in increasing order, in parallel on r (a *forkjoin.Pool,
 // the *forkjoin.Worker of the calling task, or nil for forkjoin.Default()).
 // The result is the one slices.Sort gives: for floating-point types NaNs
-// come first, ordered as by cmp.Less. The sort is not stable (irrelevant
-// for ordered types but -0.0 and +0.0, which compare equal).
+// come first, ordered as by cmp.Less.
 //
-// Without options the leaves are chosen adaptively; Grain(n) sets the size
-// below which a subrange is sorted sequentially. Sort uses no extra memory
-// beyond O(log n) stack.
+// Slices of integers (any kind, named types included) and of floats with
+// at least 4096 elements are sorted by a parallel radix sort, which
+// allocates a scratch buffer of len(s) elements for the duration of the
+// call; the InPlace option avoids it (and sorts them as strings are
+// sorted, by quicksort, in O(log n) stack). Integers come out bit for bit
+// as slices.Sort leaves them. For floats, where slices.Sort leaves
+// elements that compare equal in an unspecified order, the radix sort
+// puts -0.0 before +0.0 and orders NaNs by their bits (the NaNs first,
+// then -Inf ... +Inf): the result is a sorted permutation of s that
+// depends only on its contents.
+//
+// Strings, and integers and floats with InPlace or below 4096 elements,
+// are sorted by a parallel pattern-defeating quicksort that uses no extra
+// memory beyond O(log n) stack; it is not stable (which can only be seen
+// on -0.0 and +0.0, and on NaNs). Without options its leaves are chosen
+// adaptively; Grain(n) sets the size below which a subrange is sorted
+// sequentially. Grain does not affect the radix sort.
 func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 	checkRunner("Sort", r)
 	n := len(s)
 	if n < 2 {
+		return
+	}
+	if n >= radixMin && sortRadix(r, []E(s), opts) {
 		return
 	}
 	leaf, adaptive := sortGrain(opts, sortLeaf)

@@ -23,9 +23,23 @@ func ExampleSort_pool() {
 	for i := range s {
 		s[i] = (i * 7919) % len(s) // a permutation of 0..n-1
 	}
-	magpie.Sort(p, s, magpie.Grain(4096))
+	magpie.Sort(p, s) // ints: a radix sort with a buffer of len(s)
 	fmt.Println(s[0], s[1], s[len(s)-1])
 	// Output: 0 1 99999
+}
+
+// ExampleInPlace sorts without the radix sort's buffer: InPlace keeps the
+// in-place quicksort, and Grain sets its sequential leaves.
+func ExampleInPlace() {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	s := make([]int64, 100_000)
+	for i := range s {
+		s[i] = int64(len(s) - i)
+	}
+	magpie.Sort(p, s, magpie.InPlace(), magpie.Grain(4096))
+	fmt.Println(s[0], s[1], s[len(s)-1])
+	// Output: 1 2 100000
 }
 
 func ExampleSortFunc() {

@@ -148,6 +148,11 @@ func srtCheckAll(t *testing.T, r forkjoin.Runner, keys []int, opts ...magpie.Opt
 	magpie.Sort(r, got, opts...)
 	require.Equal(t, want, got, "Sort")
 
+	// The quicksort, which Sort uses for ints below radixMin only.
+	got = slices.Clone(keys)
+	magpie.Sort(r, got, append(slices.Clip(opts), magpie.InPlace())...)
+	require.Equal(t, want, got, "Sort with InPlace")
+
 	got = slices.Clone(keys)
 	magpie.SortFunc(r, got, func(a, b int) int { return cmp.Compare(b, a) }, opts...)
 	slices.Reverse(got)
@@ -221,7 +226,7 @@ func TestSortParallelPartition(t *testing.T) {
 				want := slices.Clone(keys)
 				slices.Sort(want)
 				got := slices.Clone(keys)
-				magpie.Sort(p, got)
+				magpie.Sort(p, got, magpie.InPlace()) // the quicksort: Sort on ints is a radix sort
 				require.Equal(t, want, got, "Sort %s n=%d workers=%d", sh.name, n, workers)
 				got = slices.Clone(keys)
 				magpie.SortFunc(p, got, cmp.Compare[int])
@@ -508,7 +513,7 @@ func TestSortPropertyQuick(t *testing.T) {
 		want := slices.Clone(in)
 		slices.Sort(want)
 		got := slices.Clone(in)
-		magpie.Sort(p, got, opts...)
+		magpie.Sort(p, got, magpie.Grain(int(grain)), magpie.InPlace()) // Grain is the quicksort's
 		if !slices.Equal(want, got) {
 			return false
 		}
@@ -540,7 +545,7 @@ func FuzzSort(f *testing.F) {
 		want := slices.Clone(in)
 		slices.Sort(want)
 		got := slices.Clone(in)
-		magpie.Sort(p, got, magpie.Grain(int(grain)))
+		magpie.Sort(p, got, magpie.Grain(int(grain)), magpie.InPlace()) // Grain is the quicksort's
 		require.Equal(t, want, got)
 		items := srtItems(in, 5)
 		wantItems := slices.Clone(items)

@@ -1,0 +1,536 @@
+package magpie
+
+import (
+	"cmp"
+	"math/bits"
+	"reflect"
+	"unsafe"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// The radix sort behind Sort for integer and floating-point element types
+// (docs/design.md, "Sorting", has the long form).
+//
+// Every element is mapped to an unsigned key of its own width whose
+// unsigned order is the order of slices.Sort: for unsigned integers the
+// bits themselves, for signed integers the bits with the sign bit flipped,
+// for floats a bijection of the bits (radixFloatKey) that puts NaNs first,
+// then -Inf ... -0.0, +0.0 ... +Inf. Integer keys are computed on the fly
+// (one XOR); float slices are mapped to their keys in place before the
+// sort and back after it.
+//
+// The sort is most-significant-digit first, one byte per level, then least
+// significant digit first once a bucket fits in the L2 cache:
+//
+//  1. One parallel read pass computes the bits in which the keys differ
+//     (OR ^ AND of all keys) and whether the slice is already sorted or
+//     reversed (then it is done, or reversed, in that pass's time). The
+//     most significant byte that differs is the first digit; leading bytes
+//     every key shares cost nothing.
+//  2. An MSD level on a range: a histogram of the digit (in parallel over
+//     blocks of the range when it is large), then a stable scatter of each
+//     block to its place in the other array (the slice or the scratch
+//     buffer, ping-pong), then the 256 buckets are sorted in parallel
+//     (fork-join over groups of buckets), each on the next byte. A digit
+//     all keys of the range share is skipped without a scatter.
+//  3. A range of at most radixLeaf elements is sorted sequentially by an
+//     LSD radix sort on its remaining bytes: one pass counts every byte,
+//     bytes with a single value are skipped, the others are scattered
+//     between the two arrays while both stay in the L2 cache. Ranges of at
+//     most radixInsertion elements are insertion-sorted.
+//
+// Every step is stable with respect to the key, and keys are a bijection
+// of the bits, so the result depends only on the input's multiset: for
+// floats, NaNs come first ordered by their key, and -0.0 before +0.0.
+//
+// Cancellation and panics: the only panics possible are the runtime's
+// (cancellation at a fork or task start). Each range keeps the invariant
+// that its elements are all in one array, known to its parent: a scatter
+// only reads its source, and a range that unwinds, or that its parent finds
+// never started (its done flag unset), has its elements copied back to the
+// slice if they were in the buffer. So a canceled sort leaves the slice a
+// permutation of its input (for floats, after the keys are mapped back,
+// block by block as recorded by flags).
+
+// radixMin is the length from which Sort uses the radix sort on integer
+// and float types: below it slices.Sort (pdqsort) is as fast, and needs no
+// buffer. BenchmarkSortRadixThreshold measures it.
+const radixMin = 1 << 12
+
+// radixLeaf is the length up to which a range is sorted sequentially by an
+// LSD radix sort: two arrays of 32K eight-byte keys stay in a 1 MiB L2.
+const radixLeaf = 1 << 15
+
+// radixInsertion is the length up to which a range is insertion-sorted.
+const radixInsertion = 48
+
+// radixBlockMin is the smallest block of an MSD level done in parallel;
+// radixBlocksPerWorker is how many blocks a level has per worker at most.
+const (
+	radixBlockMin        = 1 << 15
+	radixBlocksPerWorker = 4
+)
+
+// radixGroupMin is the number of elements below which a run of adjacent
+// buckets is sorted by one task instead of a task each.
+const radixGroupMin = 1 << 14
+
+// InPlace makes Sort use the in-place parallel quicksort for every element
+// type, as it does for strings: no scratch buffer, at the cost of speed for
+// integers and floats (see Sort). Other helpers ignore it.
+func InPlace() Option {
+	return func(o *options) { o.inPlace = true }
+}
+
+// radixWord is the key type of the radix sort.
+type radixWord interface {
+	~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// sortRadix sorts s by radix if E is an integer or floating-point type and
+// opts do not ask for InPlace, and reports whether it did.
+func sortRadix[E cmp.Ordered](r forkjoin.Runner, s []E, opts []Option) bool {
+	if collectOptions(opts).inPlace {
+		return false
+	}
+	var zero E
+	size := unsafe.Sizeof(zero)
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	n := len(s)
+	switch reflect.TypeFor[E]().Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		switch size {
+		case 1:
+			radixRun(r, unsafe.Slice((*uint8)(p), n), 1<<7)
+		case 2:
+			radixRun(r, unsafe.Slice((*uint16)(p), n), 1<<15)
+		case 4:
+			radixRun(r, unsafe.Slice((*uint32)(p), n), 1<<31)
+		case 8:
+			radixRun(r, unsafe.Slice((*uint64)(p), n), 1<<63)
+		default:
+			return false
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		switch size {
+		case 1:
+			radixRun(r, unsafe.Slice((*uint8)(p), n), 0)
+		case 2:
+			radixRun(r, unsafe.Slice((*uint16)(p), n), 0)
+		case 4:
+			radixRun(r, unsafe.Slice((*uint32)(p), n), 0)
+		case 8:
+			radixRun(r, unsafe.Slice((*uint64)(p), n), 0)
+		default:
+			return false
+		}
+	case reflect.Float32:
+		radixRunFloat(r, unsafe.Slice((*uint32)(p), n), 23)
+	case reflect.Float64:
+		radixRunFloat(r, unsafe.Slice((*uint64)(p), n), 52)
+	default:
+		return false
+	}
+	return true
+}
+
+// radixFloatKey maps the bits b of an IEEE 754 float with a mantissa of
+// mant bits to its key: the sign-magnitude bits made monotonic (negative
+// values complemented, positive ones with the sign bit set), then rotated
+// by 2^mant-1 so that the 2^(mant+1)-2 NaN patterns, which the monotonic
+// map sends below -Inf (negative NaNs) and above +Inf (positive ones),
+// all come first: positive NaNs, then negative NaNs, then -Inf.
+func radixFloatKey[U radixWord](b U, mant uint) U {
+	width := uint(unsafe.Sizeof(b)) * 8
+	sign := U(1) << (width - 1)
+	neg := U(0) - (b >> (width - 1)) // all ones if the sign bit is set
+	return (b ^ (neg | sign)) + (U(1)<<mant - 1)
+}
+
+// radixFloatBits is the inverse of radixFloatKey.
+func radixFloatBits[U radixWord](k U, mant uint) U {
+	width := uint(unsafe.Sizeof(k)) * 8
+	sign := U(1) << (width - 1)
+	t := k - (U(1)<<mant - 1)
+	if t&sign != 0 {
+		return t ^ sign
+	}
+	return ^t
+}
+
+// radixState is one radix sort: the slice, the scratch buffer of the same
+// length, and the key's flip (the sign bit for signed integers).
+type radixState[U radixWord] struct {
+	s, buf  []U
+	flip    U
+	workers int
+}
+
+// radixBlocks is the number of parallel blocks for a pass over m elements.
+func (st *radixState[U]) radixBlocks(m int) int {
+	return max(1, min(st.workers*radixBlocksPerWorker, m/radixBlockMin))
+}
+
+// forBlocks runs fn(w', 0), ..., fn(w', nb-1) in parallel on w by binary
+// fork-join, w' being the worker that runs the block (fn must use it, not
+// a captured one); one block runs inline.
+func forBlocks(w *forkjoin.Worker, nb int, fn func(w *forkjoin.Worker, b int)) {
+	if nb == 1 {
+		fn(w, 0)
+		return
+	}
+	blockTask{fn: fn, b0: 0, b1: nb}.Compute(w)
+}
+
+// blockTask runs fn on blocks [b0, b1).
+type blockTask struct {
+	fn     func(w *forkjoin.Worker, b int)
+	b0, b1 int
+}
+
+func (t blockTask) Compute(w *forkjoin.Worker) struct{} {
+	if t.b1-t.b0 == 1 {
+		t.fn(w, t.b0)
+		return struct{}{}
+	}
+	mid := t.b0 + (t.b1-t.b0)/2
+	forkjoin.JoinTasks[struct{}, struct{}](w, blockTask{t.fn, t.b0, mid}, blockTask{t.fn, mid, t.b1})
+	return struct{}{}
+}
+
+// blockBounds returns block b of nb blocks over [lo, hi).
+func blockBounds(lo, hi, nb, b int) (int, int) {
+	m := hi - lo
+	return lo + m*b/nb, lo + m*(b+1)/nb
+}
+
+// radixRun sorts s (keys v^flip) on r.
+func radixRun[U radixWord](r forkjoin.Runner, s []U, flip U) {
+	runSort(r, func(w *forkjoin.Worker) {
+		radixSortKeys(w, s, flip)
+	})
+}
+
+// radixRunFloat sorts the float bits in s (mantissa of mant bits) on r: it
+// maps them to keys in place, sorts the keys, and maps them back. Blocks
+// record which of them were mapped, so that a cancellation at any point
+// leaves s holding the original bits, permuted.
+func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
+	runSort(r, func(w *forkjoin.Worker) {
+		n := len(s)
+		nb := max(1, min(w.Pool().Parallelism()*radixBlocksPerWorker, n/radixBlockMin))
+		mapped := make([]bool, nb) // block b holds keys
+		finished := false
+		defer func() {
+			if finished {
+				return
+			}
+			// Unwinding: every block marked holds keys (sorted or not);
+			// map them back.
+			for b, k := range mapped {
+				if k {
+					lo, hi := blockBounds(0, n, nb, b)
+					for i := lo; i < hi; i++ {
+						s[i] = radixFloatBits(s[i], mant)
+					}
+				}
+			}
+		}()
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+			lo, hi := blockBounds(0, n, nb, b)
+			for i := lo; i < hi; i++ {
+				s[i] = radixFloatKey(s[i], mant)
+			}
+			mapped[b] = true
+		})
+		// From here every block holds keys, whatever the sort does: the
+		// sort only permutes them within s (and copies them back there
+		// when it unwinds).
+		radixSortKeys(w, s, 0)
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+			lo, hi := blockBounds(0, n, nb, b)
+			for i := lo; i < hi; i++ {
+				s[i] = radixFloatBits(s[i], mant)
+			}
+			mapped[b] = false
+		})
+		finished = true
+	})
+}
+
+// radixSortKeys sorts s by key v^flip on w.
+func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
+	n := len(s)
+	workers := w.Pool().Parallelism()
+	nb := max(1, min(workers*radixBlocksPerWorker, n/radixBlockMin))
+
+	// One read pass: the bits in which keys differ, and whether the slice
+	// is sorted (ascending) or reversed (non-increasing) already.
+	type scan struct {
+		or, and   U
+		asc, desc bool
+	}
+	scans := make([]scan, nb)
+	forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+		lo, hi := blockBounds(0, n, nb, b)
+		if lo > 0 {
+			lo-- // overlap one element to see the boundary
+		}
+		or, and := U(0), ^U(0)
+		asc, desc := true, true
+		prev := s[lo] ^ flip
+		for _, v := range s[lo:hi] {
+			k := v ^ flip
+			or |= k
+			and &= k
+			if k < prev {
+				asc = false
+			} else if k > prev {
+				desc = false
+			}
+			prev = k
+		}
+		scans[b] = scan{or, and, asc, desc}
+	})
+	diff := U(0)
+	or, and := U(0), ^U(0)
+	asc, desc := true, true
+	for _, sc := range scans {
+		or |= sc.or
+		and &= sc.and
+		asc = asc && sc.asc
+		desc = desc && sc.desc
+	}
+	diff = or ^ and
+	if diff == 0 || asc {
+		return
+	}
+	if desc {
+		// Keys are a bijection of the bits: equal keys are identical
+		// elements, so reversing gives the sorted slice.
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+			lo, hi := blockBounds(0, n/2, nb, b)
+			for i := lo; i < hi; i++ {
+				s[i], s[n-1-i] = s[n-1-i], s[i]
+			}
+		})
+		return
+	}
+	shift := (bits.Len64(uint64(diff)) - 1) &^ 7
+	st := &radixState[U]{s: s, buf: make([]U, n), flip: flip, workers: workers}
+	var done bool
+	st.sortRange(w, 0, n, false, shift, &done)
+}
+
+// radixHist is one block's histogram of a digit, then its scatter offsets.
+type radixHist [256]int
+
+// sortRange sorts the elements of [lo, hi), which are in st.buf if inBuf
+// and in st.s otherwise, on the digit at bit shift and the lower ones,
+// leaving them in st.s. When it returns, or unwinds, the range's elements
+// are in st.s (sorted if it returned) and *done is true.
+func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, shift int, done *bool) {
+	// children, when not nil, are the buckets forked on the last level:
+	// on unwinding, those never finished have their elements in the array
+	// the scatter wrote to.
+	var (
+		bucketLo [257]int
+		children *[256]bool
+		finished bool
+	)
+	defer func() {
+		if !finished {
+			if children != nil {
+				if inBuf {
+					for d := range 256 {
+						if !children[d] {
+							copy(st.s[bucketLo[d]:bucketLo[d+1]], st.buf[bucketLo[d]:bucketLo[d+1]])
+						}
+					}
+				}
+			} else if inBuf {
+				// The scatter only reads its source: the elements are all
+				// still there.
+				copy(st.s[lo:hi], st.buf[lo:hi])
+			}
+		}
+		*done = true
+	}()
+	m := hi - lo
+	for {
+		if m <= radixLeaf {
+			st.leaf(lo, hi, inBuf, shift)
+			finished = true
+			return
+		}
+		src, dst := st.s, st.buf
+		if inBuf {
+			src, dst = dst, src
+		}
+		nb := st.radixBlocks(m)
+		hists := make([]radixHist, nb)
+		flip := st.flip
+		sh := uint(shift)
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+			blo, bhi := blockBounds(lo, hi, nb, b)
+			h := &hists[b]
+			for _, v := range src[blo:bhi] {
+				h[byte((v^flip)>>sh)]++
+			}
+		})
+		var total radixHist
+		for b := range hists {
+			for d, c := range hists[b] {
+				total[d] += c
+			}
+		}
+		if total[byte((src[lo]^flip)>>sh)] == m {
+			// Every key has this digit.
+			if shift == 0 {
+				if inBuf {
+					copy(st.s[lo:hi], st.buf[lo:hi])
+				}
+				finished = true
+				return
+			}
+			shift -= 8
+			continue
+		}
+		// Offsets: bucket d starts at bucketLo[d]; block b's part of it
+		// follows the parts of blocks before b.
+		pos := lo
+		for d := range 256 {
+			bucketLo[d] = pos
+			for b := range hists {
+				c := hists[b][d]
+				hists[b][d] = pos
+				pos += c
+			}
+		}
+		bucketLo[256] = hi
+		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+			blo, bhi := blockBounds(lo, hi, nb, b)
+			off := hists[b]
+			for _, v := range src[blo:bhi] {
+				d := byte((v ^ flip) >> sh)
+				dst[off[d]] = v
+				off[d]++
+			}
+		})
+		inBuf = !inBuf
+		if shift == 0 {
+			// Each bucket holds equal keys: sorted.
+			if inBuf {
+				copy(st.s[lo:hi], st.buf[lo:hi])
+			}
+			finished = true
+			return
+		}
+		// Sort the buckets in parallel, in groups of adjacent buckets of
+		// at least radixGroupMin elements.
+		children = new([256]bool)
+		var groups [257]int
+		ng := 0
+		for d := 0; d < 256; {
+			groups[ng] = d
+			ng++
+			start := bucketLo[d]
+			d++
+			for d < 256 && bucketLo[d]-start < radixGroupMin {
+				d++
+			}
+		}
+		groups[ng] = 256
+		next := shift - 8
+		in := inBuf
+		forBlocks(w, ng, func(w *forkjoin.Worker, g int) {
+			for d := groups[g]; d < groups[g+1]; d++ {
+				if bucketLo[d] == bucketLo[d+1] {
+					children[d] = true
+					continue
+				}
+				st.sortRange(w, bucketLo[d], bucketLo[d+1], in, next, &children[d])
+			}
+		})
+		finished = true
+		return
+	}
+}
+
+// leaf sorts [lo, hi) sequentially by LSD radix sort on the digits at bit
+// shift and below, ping-ponging between st.s and st.buf, and leaves the
+// result in st.s. Its elements are in st.buf if inBuf.
+func (st *radixState[U]) leaf(lo, hi int, inBuf bool, shift int) {
+	src, dst := st.s[lo:hi], st.buf[lo:hi]
+	if inBuf {
+		src, dst = dst, src
+	}
+	flip := st.flip
+	m := hi - lo
+	if m <= radixInsertion {
+		for i := 1; i < m; i++ {
+			v := src[i]
+			k := v ^ flip
+			j := i
+			for j > 0 && src[j-1]^flip > k {
+				src[j] = src[j-1]
+				j--
+			}
+			src[j] = v
+		}
+		if inBuf {
+			copy(dst, src)
+		}
+		return
+	}
+	nd := shift/8 + 1
+	var cnt [8][256]uint32
+	// The counting loop is written out for 4 and 8 bytes so that neither
+	// tests nd per element.
+	if nd <= 4 {
+		for _, v := range src {
+			k := uint64(v ^ flip)
+			cnt[0][byte(k)]++
+			cnt[1][byte(k>>8)]++
+			cnt[2][byte(k>>16)]++
+			cnt[3][byte(k>>24)]++
+		}
+	} else {
+		for _, v := range src {
+			k := uint64(v ^ flip)
+			cnt[0][byte(k)]++
+			cnt[1][byte(k>>8)]++
+			cnt[2][byte(k>>16)]++
+			cnt[3][byte(k>>24)]++
+			cnt[4][byte(k>>32)]++
+			cnt[5][byte(k>>40)]++
+			cnt[6][byte(k>>48)]++
+			cnt[7][byte(k>>56)]++
+		}
+	}
+	k0 := uint64(src[0] ^ flip)
+	for j := 0; j < nd; j++ {
+		sh := uint(8 * j)
+		c := &cnt[j]
+		if int(c[byte(k0>>sh)]) == m {
+			continue // every key has this digit
+		}
+		var off [256]int
+		pos := 0
+		for d := range 256 {
+			off[d] = pos
+			pos += int(c[d])
+		}
+		for _, v := range src {
+			d := byte((v ^ flip) >> sh)
+			dst[off[d]] = v
+			off[d]++
+		}
+		src, dst = dst, src
+		inBuf = !inBuf
+	}
+	if inBuf {
+		copy(dst, src)
+	}
+}
