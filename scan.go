@@ -1,6 +1,10 @@
 package magpie
 
-import "github.com/magpie-go/magpie/forkjoin"
+import (
+	"sync/atomic"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
 
 // Scan replaces every element of s by the inclusive prefix of s up to it
 // under op, in parallel on r, like Java's Arrays.parallelPrefix: the
@@ -61,11 +65,12 @@ const (
 // scanPar is the parallel scan, in two passes over a head s[:m] cut into
 // blocks, and a tail s[m:] of n/(P+1) elements:
 //
-//  1. The head runs on the range engine over its block indices. The piece
-//     that starts at block 0 (the caller's piece, which the lazy splitting
-//     keeps on one worker and extends chunk after chunk) knows its prefix:
-//     it scans its blocks in place, once. Every other piece only reduces
-//     each of its blocks to a sum (reading, not writing).
+//  1. The head runs on the range engine over its block indices. A block
+//     whose predecessors are all scanned knows its prefix: it is scanned
+//     in place, once. That is the run of blocks from block 0 that the
+//     worker starting there gets through (its piece, extended chunk after
+//     chunk, then the pieces it forked and nobody stole). Every other
+//     block is only reduced to a sum (read, not written).
 //  2. On the caller's worker, the sums of the reduced blocks become their
 //     offsets (a sequential scan over a few dozen blocks), and the offset
 //     of the tail follows.
@@ -94,31 +99,37 @@ func scanPar[S ~[]E, E any](w *forkjoin.Worker, s S, op func(E, E) E, grain int)
 	bounds := func(b int) (lo, hi int) { return b * block, min((b+1)*block, m) }
 	sums := make([]E, blocks)
 
-	// Pass 1. The accumulator of a piece is where its in-place scan has
-	// reached (in blocks), or -1 for a piece that reduces: the piece
-	// holding block 0 scans, and so does its continuation, whose next
-	// chunk starts exactly where the scan stopped.
-	pass1 := &rangeSpec[int]{
-		leaf: func(scanned, lo, hi int) int {
-			if lo != 0 && scanned != lo {
-				for b := lo; b < hi; b++ {
-					from, to := bounds(b)
+	// Pass 1. frontier is the number of blocks scanned in place so far:
+	// a block that starts exactly there follows a final prefix, so it is
+	// scanned (once), whichever piece holds it; any other block is reduced.
+	// Usually the piece holding block 0 scans its range, and then the
+	// pieces it forked and ran itself, since nobody stole them. The blocks
+	// scanned are therefore [0, frontier), and all others are reduced:
+	// frontier passes a block only by scanning it.
+	var frontier atomic.Int64
+	pass1 := &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			for b := lo; b < hi; b++ {
+				from, to := bounds(b)
+				if frontier.Load() != int64(b) {
 					sums[b] = reduceBlock(s[from:to], op)
+					continue
 				}
-				return -1
+				if b == 0 {
+					scanSeq(s[:to], op)
+				} else {
+					scanFrom(s[from:to], s[from-1], op)
+				}
+				// The store publishes the block's writes to whoever
+				// scans the next block or, after the join, reads s[to-1].
+				frontier.Store(int64(b + 1))
 			}
-			// Blocks [lo, hi) follow the part already scanned: scanning
-			// from one element earlier continues from its final value.
-			from, _ := bounds(lo)
-			_, to := bounds(hi - 1)
-			scanSeq(s[max(from-1, 0):to], op)
-			return hi
+			return struct{}{}
 		},
-		combine: func(a, _ int) int { return a },
-		zero:    -1,
-		grain:   min(grain, 1), // with Grain, halve down to single blocks
+		grain: min(grain, 1), // with Grain, halve down to single blocks
 	}
-	done := rangeTask[int]{pass1, 0, blocks, -1}.Compute(w)
+	rangeTask[struct{}]{pass1, 0, blocks, struct{}{}}.Compute(w)
+	done := int(frontier.Load())
 
 	// Offsets: sums[b] becomes the prefix before block b.
 	_, hi := bounds(done - 1)
