@@ -86,6 +86,52 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 			}
 			require.Equal(t, want, Count(r, in, odd, opts...))
 		},
+		"ForInit": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			ForInit(r, n, func() *int { return new(int) }, func(_ *int, i int) { out[i] = in[i] }, opts...)
+			require.Equal(t, in, out)
+		},
+		"MapInit": func(r forkjoin.Runner) {
+			require.Equal(t, in, MapInit(r, in, func() int { return 1 }, func(one, x int) int { return x * one }, opts...))
+		},
+		"MinFunc": func(r forkjoin.Runner) {
+			if n == 0 {
+				MinFunc(r, in, cmp.Compare[int], opts...) // the nil *Worker message comes first
+				return
+			}
+			require.Equal(t, slices.Min(in), MinFunc(r, in, cmp.Compare[int], opts...))
+		},
+		"MaxFunc": func(r forkjoin.Runner) {
+			if n == 0 {
+				MaxFunc(r, in, cmp.Compare[int], opts...)
+				return
+			}
+			require.Equal(t, slices.Max(in), MaxFunc(r, in, cmp.Compare[int], opts...))
+		},
+		"Scan": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			Scan(r, s, add[int], opts...)
+			if n > 0 {
+				require.Equal(t, sum, s[n-1])
+			}
+		},
+		"FilterMap": func(r forkjoin.Runner) {
+			var want []int
+			for _, x := range in {
+				if odd(x) {
+					want = append(want, x*2)
+				}
+			}
+			require.Equal(t, want, FilterMap(r, in, func(x int) (int, bool) { return x * 2, odd(x) }, opts...))
+		},
+		"Map2": func(r forkjoin.Runner) {
+			require.Equal(t, in, Map2(r, in, in, func(x, _ int) int { return x }, opts...))
+		},
+		"ForChunks": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			ForChunks(r, n, 100, func(lo, hi int) { copy(out[lo:hi], in[lo:hi]) }, opts...)
+			require.Equal(t, in, out)
+		},
 		"Sort": func(r forkjoin.Runner) {
 			s := slices.Clone(in)
 			Sort(r, s, opts...)

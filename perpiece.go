@@ -1,0 +1,124 @@
+package magpie
+
+import "github.com/magpie-go/magpie/forkjoin"
+
+// ForInit is For with a state per piece, rayon's for_each_init: the range
+// is cut into pieces as for For, init makes one state for each piece, and
+// body(state, i) is called for every i in [0, n) with the state of the
+// piece that holds i. It matches the sequential
+//
+//	state := init()
+//	for i := range n { body(state, i) }
+//
+// when body's effect does not depend on which state it gets (a scratch
+// buffer, a random generator, a per-piece cache). A state is never used by
+// two calls at the same time: body may write to it without locks. One
+// state sees a contiguous run of increasing indices; it may pass from the
+// caller's goroutine to a worker between two of them (never back and
+// forth), so T should not be tied to a goroutine. T is usually a pointer,
+// since body gets a copy.
+//
+// How often init is called: never when n is 0; once when the loop runs on
+// the caller (n at most SequentialThreshold, a Grain covering n, or a pool
+// of one worker); otherwise once per piece: with Grain(g) about n/g times
+// (each piece holds at most g indices), adaptively once plus once per split,
+// and lazy splitting splits only when a worker is idle, typically a few
+// times per worker. init must be safe to call concurrently. r, the options
+// and panics (in init as in body) are as for For. ForInit panics if init
+// or body is nil or n is negative.
+func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, i int), opts ...Option) {
+	checkRunner("ForInit", r)
+	switch {
+	case init == nil:
+		panic("magpie: ForInit called with a nil init")
+	case body == nil:
+		panic("magpie: ForInit called with a nil body")
+	}
+	checkN("ForInit", n)
+	if n == 0 {
+		return
+	}
+	fresh := freshState(init)
+	grain := collectOptions(opts).grain
+	if smallInline(n, grain) {
+		forInitSeq(fresh(), n, body)
+		return
+	}
+	runRange(r, n, &rangeSpec[T]{
+		leaf: func(st T, lo, hi int) T {
+			for i := lo; i < hi; i++ {
+				body(st, i)
+			}
+			return st
+		},
+		newZero: fresh,
+		grain:   grain,
+	})
+}
+
+// MapInit is Map with a state per piece, rayon's map_init: it returns a
+// new slice holding f(state, x) for every element x of in, in the order of
+// in, where state is the one init made for the piece that holds x. It
+// matches the sequential
+//
+//	state := init()
+//	for i, x := range in { out[i] = f(state, x) }
+//
+// when f's result does not depend on which state it gets. States, and how
+// often init is called, are as for ForInit (never for an empty in). r, the
+// options and panics are as for For. MapInit panics if init or f is nil.
+func MapInit[E, R, T any](r forkjoin.Runner, in []E, init func() T, f func(state T, x E) R, opts ...Option) []R {
+	checkRunner("MapInit", r)
+	switch {
+	case init == nil:
+		panic("magpie: MapInit called with a nil init")
+	case f == nil:
+		panic("magpie: MapInit called with a nil function")
+	}
+	out := make([]R, len(in))
+	if len(in) == 0 {
+		return out
+	}
+	fresh := freshState(init)
+	grain := collectOptions(opts).grain
+	if smallInline(len(in), grain) {
+		mapInitSeq(fresh(), in, out, f)
+		return out
+	}
+	runRange(r, len(in), &rangeSpec[T]{
+		leaf: func(st T, lo, hi int) T {
+			in, out := in[lo:hi], out[lo:hi]
+			for i, x := range in {
+				out[i] = f(st, x)
+			}
+			return st
+		},
+		newZero: fresh,
+		grain:   grain,
+	})
+	return out
+}
+
+// freshState wraps init so that its panic reaches the caller as a
+// *forkjoin.PanicError wherever the piece started, as body's does.
+func freshState[T any](init func() T) func() T {
+	return func() T {
+		defer rethrow()
+		return init()
+	}
+}
+
+func forInitSeq[T any](st T, n int, body func(T, int)) {
+	defer rethrow()
+	for i := range n {
+		body(st, i)
+	}
+}
+
+func mapInitSeq[E, R, T any](st T, in []E, out []R, f func(T, E) R) {
+	defer rethrow()
+	out = out[:len(in)]
+	for i, x := range in {
+		out[i] = f(st, x)
+	}
+}

@@ -1,0 +1,178 @@
+package magpie
+
+import (
+	"strconv"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// Map2 returns a new slice holding f(a[i], b[i]) for every index i, in
+// order, computing the calls in parallel on r: the sequential
+//
+//	for i := range a { out[i] = f(a[i], b[i]) }
+//
+// (rayon's zip followed by map). f must be safe to call concurrently. r,
+// the options, the sequential threshold and panics are as for For. Map2
+// panics if f is nil or the slices differ in length.
+func Map2[A, B, R any](r forkjoin.Runner, a []A, b []B, f func(A, B) R, opts ...Option) []R {
+	checkRunner("Map2", r)
+	if f == nil {
+		panic("magpie: Map2 called with a nil function")
+	}
+	if len(a) != len(b) {
+		panic("magpie: Map2 called with slices of different lengths (" +
+			strconv.Itoa(len(a)) + " and " + strconv.Itoa(len(b)) + ")")
+	}
+	out := make([]R, len(a))
+	grain := collectOptions(opts).grain
+	if smallInline(len(a), grain) {
+		map2Seq(a, b, out, f)
+		return out
+	}
+	runRange(r, len(a), &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			a, b, out := a[lo:hi], b[lo:hi], out[lo:hi]
+			for i, x := range a {
+				out[i] = f(x, b[i])
+			}
+			return struct{}{}
+		},
+		grain: grain,
+	})
+	return out
+}
+
+// FilterMap returns, in the order of in, f(x) for every element x of in
+// for which f reports true, calling f in parallel on r: Filter and Map
+// fused (rayon's filter_map), the sequential
+//
+//	for _, x := range in { if y, ok := f(x); ok { out = append(out, y) } }
+//
+// The result is a new slice (nil if f keeps nothing). f must be safe to
+// call concurrently. Memory is as for Filter. r, the options, the
+// sequential threshold and panics are as for For. FilterMap panics if f is
+// nil.
+func FilterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts ...Option) []R {
+	checkRunner("FilterMap", r)
+	if f == nil {
+		panic("magpie: FilterMap called with a nil function")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(in), grain) {
+		return filterMapSeq(in, f)
+	}
+	s := &rangeSpec[[][]R]{
+		// As in Filter: a piece that continues an earlier one appends to
+		// its last segment, a new piece adds a segment only if it keeps
+		// something, and segments combine in order.
+		leaf: func(acc [][]R, lo, hi int) [][]R {
+			var seg []R
+			if len(acc) > 0 {
+				seg = acc[len(acc)-1]
+				acc = acc[:len(acc)-1]
+			}
+			for _, x := range in[lo:hi] {
+				if y, ok := f(x); ok {
+					seg = append(seg, y)
+				}
+			}
+			if len(seg) > 0 {
+				acc = append(acc, seg)
+			}
+			return acc
+		},
+		combine: func(a, b [][]R) [][]R { return append(a, b...) },
+		grain:   grain,
+	}
+	return concatSegments(runRange(r, len(in), s))
+}
+
+// concatSegments returns the segments joined in order (nil if empty),
+// reusing a single segment as it is.
+func concatSegments[R any](segs [][]R) []R {
+	switch len(segs) {
+	case 0:
+		return nil
+	case 1:
+		return segs[0]
+	}
+	total := 0
+	for _, seg := range segs {
+		total += len(seg)
+	}
+	out := make([]R, total)
+	at := out
+	for _, seg := range segs {
+		at = at[copy(at, seg):]
+	}
+	return out
+}
+
+// ForChunks calls body(lo, hi) once for each chunk of [0, n) of exactly
+// size indices, [0, size), [size, 2·size), ..., the last one shorter if
+// size does not divide n, in parallel on r, and returns when all calls
+// have returned: the sequential
+//
+//	for lo := 0; lo < n; lo += size { body(lo, min(lo+size, n)) }
+//
+// Unlike ForRange, whose pieces the splitting chooses, the bounds are
+// fixed by size, for work aligned to blocks (pages, rows of a matrix,
+// batches). The chunks are the granularity: every chunk may run as a
+// task of its own whatever n, so the sequential threshold does not apply;
+// the calls run on the caller only when there is one chunk or the pool has
+// one worker. Grain(g) groups up to g consecutive chunks per task. r and
+// panics are as for For. ForChunks panics if body is nil, n is negative or
+// size is less than 1.
+func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Option) {
+	checkRunner("ForChunks", r)
+	if body == nil {
+		panic("magpie: ForChunks called with a nil body")
+	}
+	checkN("ForChunks", n)
+	if size < 1 {
+		panic("magpie: ForChunks called with a size less than 1")
+	}
+	chunks := n / size
+	if n%size != 0 {
+		chunks++
+	}
+	grain := max(collectOptions(opts).grain, 1) // eager halving down to whole chunks
+	if chunks <= grain {
+		forChunksSeq(0, n, size, body)
+		return
+	}
+	runRange(r, chunks, &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			for c := lo; c < hi; c++ {
+				body(c*size, min((c+1)*size, n))
+			}
+			return struct{}{}
+		},
+		grain: grain,
+	})
+}
+
+func map2Seq[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
+	defer rethrow()
+	b, out = b[:len(a)], out[:len(a)]
+	for i, x := range a {
+		out[i] = f(x, b[i])
+	}
+}
+
+func filterMapSeq[E, R any](in []E, f func(E) (R, bool)) (out []R) {
+	defer rethrow()
+	for _, x := range in {
+		if y, ok := f(x); ok {
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+func forChunksSeq(lo, n, size int, body func(lo, hi int)) {
+	defer rethrow()
+	for ; lo < n; lo += size {
+		body(lo, min(lo+size, n))
+	}
+}
