@@ -78,9 +78,9 @@ type seqRun[E, R any] struct {
 	ring   []*seqChunk[E, R]       // chunks handed out, oldest first
 	free   []*seqChunk[E, R]       // recycled chunks
 
-	stop atomic.Bool                          // a panic, or the consumer stopped: run nothing more
+	stop atomic.Bool                         // a panic, or the consumer stopped: run nothing more
 	perr atomic.Pointer[forkjoin.PanicError] // the first panic of the user's function
-	cost atomic.Int64                         // ns per element of the last chunk run
+	cost atomic.Int64                        // ns per element of the last chunk run
 }
 
 func newSeqRun[E, R any](r forkjoin.Runner, grain int, leaf func(c *seqChunk[E, R])) *seqRun[E, R] {
