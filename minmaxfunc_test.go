@@ -11,17 +11,17 @@ import (
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-// keyed is an element whose order looks only at key, so that equal
+// tiedElem is an element whose order looks only at key, so that equal
 // elements are told apart by idx: MinFunc and MaxFunc must return the
 // first of the equal extremes, as slices.MinFunc and slices.MaxFunc do.
-type keyed struct{ key, idx int }
+type tiedElem struct{ key, idx int }
 
-func byKey(a, b keyed) int { return cmp.Compare(a.key, b.key) }
+func byKey(a, b tiedElem) int { return cmp.Compare(a.key, b.key) }
 
-func keyedInput(n, keys int) []keyed {
-	s := make([]keyed, n)
+func keyedInput(n, keys int) []tiedElem {
+	s := make([]tiedElem, n)
 	for i, x := range ints(n) {
-		s[i] = keyed{x % keys, i}
+		s[i] = tiedElem{x % keys, i}
 	}
 	return s
 }
@@ -51,9 +51,9 @@ func TestMinMaxFuncRandom(t *testing.T) {
 	defer p.Close()
 	rng := testRand(t)
 	for _, n := range randomSizes() {
-		s := make([]keyed, n)
+		s := make([]tiedElem, n)
 		for i := range s {
-			s[i] = keyed{rng.IntN(50), i}
+			s[i] = tiedElem{rng.IntN(50), i}
 		}
 		s[rng.IntN(n)].key = -1 // one minimum somewhere
 		for _, g := range grainOpts[:4] {

@@ -147,6 +147,25 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 			SortStableFunc(r, s, cmp.Compare[int], opts...)
 			require.Equal(t, sorted, s)
 		},
+		"SortByKey": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			SortByKey(r, s, func(x int) int { return x }, opts...)
+			require.Equal(t, sorted, s)
+		},
+		"SortStableByKey": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			SortStableByKey(r, s, func(x int) int { return x }, opts...)
+			require.Equal(t, sorted, s)
+		},
+		"ForSeq": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			ForSeq(r, (&seqProbe{}).seq(n), func(i int) { out[i] = in[i] }, opts...)
+			require.Equal(t, in, out)
+		},
+		"MapSeq": func(r forkjoin.Runner) {
+			got := slices.AppendSeq([]int{}, MapSeq(r, slices.Values(in), func(x int) int { return x }, opts...))
+			require.Equal(t, in, got)
+		},
 	}
 }
 
