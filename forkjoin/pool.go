@@ -22,6 +22,8 @@ type Pool struct {
 	name        string
 	isShared    bool // Default(): Close is a no-op
 	onPanic     func(*PanicError)
+	onStart     func(index int) // WithWorkerHooks: called by each worker goroutine as it starts (hooks.go)
+	onExit      func(index int) // WithWorkerHooks: called by each worker goroutine as it ends
 
 	// Workers, and their sleep.
 	workers  []*Worker // the regular workers, then the spares for Block
@@ -65,6 +67,8 @@ func New(opts ...Option) *Pool {
 	p := &Pool{
 		mode:        c.mode,
 		onPanic:     c.onPanic,
+		onStart:     c.onStart,
+		onExit:      c.onExit,
 		sleepers:    park.New(n + maxBlocked(c, n)),
 		parallelism: n,
 		name:        c.name,

@@ -32,6 +32,12 @@ type Worker struct {
 	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
 	slowSeq   atomic.Uint64 // sequence lock around slowStart and slowTask (slow.go)
 	slowTasks uint64        // submitted tasks started, numbering them; owner only
+	// skipStart tells the worker's next goroutine not to call the start
+	// hook, which called runtime.Goexit in the previous one (hooks.go).
+	// Plain: only the worker's goroutines touch it, one after the other,
+	// and the go statement (or, for a compensating worker, spareMu between
+	// workerExited and startSpare) orders each before the next.
+	skipStart bool
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
@@ -415,18 +421,35 @@ func (w *Worker) random() uint64 {
 func (w *Worker) loop() {
 	p := w.pool
 	exited := false
+	hooked := false  // this goroutine called the start hook: it calls exit last
+	inStart := false // the start hook is running
 	defer func() {
 		if !exited {
-			// A task called runtime.Goexit, which no recover stops. The node
-			// it ran was completed with a PanicError; this goroutine cannot
-			// continue, so hand the worker to a fresh one.
-			unregisterGoroutine()
-			go w.loop()
+			// A task (or the start hook) called runtime.Goexit, which no
+			// recover stops. The node it ran was completed with a
+			// PanicError; this goroutine cannot continue, so hand the
+			// worker to a fresh one, after this one's exit hook (the
+			// deferred call runs even if the hook calls Goexit too).
+			if inStart {
+				w.skipStart = true // the fresh goroutine must not call it again
+			}
+			defer func() {
+				unregisterGoroutine()
+				go w.loop()
+			}()
+			if hooked {
+				w.callHook(p.onExit)
+			}
 			return
 		}
-		w.publish()
-		unregisterGoroutine()
-		p.workerExited(w)
+		defer func() {
+			w.publish()
+			unregisterGoroutine()
+			p.workerExited(w) // after the exit hook: Close returns after it
+		}()
+		if hooked {
+			w.callHook(p.onExit)
+		}
 	}()
 	registerGoroutine(w)
 	w.comp, w.group = nil, 0 // after a Goexit restart, the unwound task's are stale
@@ -435,6 +458,13 @@ func (w *Worker) loop() {
 	}
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
+	if w.skipStart {
+		w.skipStart = false
+	} else {
+		hooked, inStart = true, true
+		w.callHook(p.onStart) // nothing without WithWorkerHooks
+		inStart = false
+	}
 
 	var bo park.Backoff
 	idle := false
