@@ -131,6 +131,7 @@ func TestNilWorkerOneMessage(t *testing.T) {
 		"Scope.Spawn": func() { panic(spawnPanic) },
 		"Run":         func() { forkjoin.Run[int](nilWorker, one) },
 		"ScopeOn":     func() { forkjoin.ScopeOn(nilWorker, func(*forkjoin.Scope, *forkjoin.Worker) {}) },
+		"Broadcast":   func() { forkjoin.Broadcast(nilWorker, func(*forkjoin.Worker) {}) },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {

@@ -23,7 +23,8 @@ type Worker struct {
 	fifo     bool // async mode: the scheduling loop polls its own deque oldest first
 	spare    bool // a compensating worker for Block, running only while retire is false
 	retire   atomic.Bool
-	foreign  atomic.Int64 // goroutines reading this worker's forks through Futures (pin)
+	foreign  atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
+	inbox    atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
@@ -247,6 +248,10 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 			w.sleepers.Cancel(w.index)
 			break
 		}
+		if w.inbox.Load() != nil { // a Broadcast's share: run it before sleeping
+			w.sleepers.Cancel(w.index)
+			continue
+		}
 		if x := w.findHelp(hint); x != nil {
 			w.sleepers.Cancel(w.index)
 			w.own.helped++
@@ -286,6 +291,10 @@ func (w *Worker) waitForeign(l *latch) {
 // help hint along, or else spins or yields for a while. It reports false
 // once the backoff is exhausted and the caller should block.
 func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
+	if w.inbox.Load() != nil && w.runShares() { // a Broadcast waits for this worker: see Broadcast
+		bo.Reset()
+		return true
+	}
 	if x := w.findHelp(hint); x != nil {
 		w.own.helped++
 		w.execute(x)
@@ -469,6 +478,15 @@ func (w *Worker) loop() {
 	var bo park.Backoff
 	idle := false
 	for {
+		if w.inbox.Load() != nil { // a Broadcast waits for this worker
+			if idle {
+				idle = false
+				p.addIdle(-1) // a worker running user code counts as running (see goid.go)
+			}
+			w.runShares()
+			bo.Reset()
+			continue
+		}
 		if x := w.findWork(); x != nil {
 			if idle {
 				idle = false
@@ -490,6 +508,10 @@ func (w *Worker) loop() {
 			continue
 		}
 		w.sleepers.Prepare(w.index, true)
+		if w.inbox.Load() != nil {
+			w.sleepers.Cancel(w.index)
+			continue
+		}
 		if x := w.findWork(); x != nil {
 			w.sleepers.Cancel(w.index)
 			idle = false

@@ -23,14 +23,15 @@ type WorkerStats struct {
 	Helped       uint64 // tasks this worker ran while it waited in a join
 	Parks        uint64 // times this worker went to sleep
 	Blocks       uint64 // calls of Block from tasks on this worker
+	Broadcasts   uint64 // calls of a Broadcast's function run on this worker
 	Completed    uint64 // submitted tasks this worker completed (not lagging)
 	Queued       int    // tasks other workers can steal from this worker's deque now
 }
 
 // String formats the counters on one line.
 func (s WorkerStats) String() string {
-	return fmt.Sprintf("index=%d compensating=%t executed=%d forks=%d steals=%d helped=%d parks=%d blocks=%d completed=%d queued=%d",
-		s.Index, s.Compensating, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Blocks, s.Completed, s.Queued)
+	return fmt.Sprintf("index=%d compensating=%t executed=%d forks=%d steals=%d helped=%d parks=%d blocks=%d broadcasts=%d completed=%d queued=%d",
+		s.Index, s.Compensating, s.Executed, s.Forks, s.Steals, s.Helped, s.Parks, s.Blocks, s.Broadcasts, s.Completed, s.Queued)
 }
 
 // WorkerStats returns a snapshot of each worker's counters, one entry per
@@ -52,6 +53,7 @@ func (p *Pool) WorkerStats() []WorkerStats {
 			Helped:       w.pub.helped.Load(),
 			Parks:        w.pub.parks.Load(),
 			Blocks:       w.pub.blocks.Load(),
+			Broadcasts:   w.pub.broadcasts.Load(),
 			Completed:    w.completed.Load(),
 			Queued:       w.deque.Len(),
 		}
