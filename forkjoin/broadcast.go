@@ -26,8 +26,9 @@ import "sync/atomic"
 //
 // A panic in fn on any worker is captured; Broadcast re-raises the first
 // as a *PanicError after every call has returned. On a closed pool,
-// Broadcast from outside panics with ErrClosed and runs nothing; from one
-// of the pool's own tasks it runs, as a fork would. Called from a task,
+// Broadcast panics with ErrClosed and runs nothing, called from outside
+// or from inside (a task still draining, a fork never joined, a worker
+// hook): once the pool is closed its workers may be exiting. Called from a task,
 // fn runs in that task's computation (its forks, joins and w.Context()
 // are the caller's); from outside, in a computation of its own, without
 // a context. fn must not call runtime.Goexit: a call run on a worker
@@ -63,12 +64,15 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 		b.group = broadcastGroupBit | broadcastGroups.Add(1)
 	}
 	// Counted in flight like a submission, so that no worker exits while
-	// its share waits (a worker exits only once inflight is zero); from
-	// outside, a closed pool refuses it as it refuses Invoke (the same
-	// Dekker pair as submitAt: add, then load closed). From a task, the
-	// task's own submission is in flight, so no worker has exited.
+	// its share waits (a worker exits only once the pool is closed and
+	// inflight is zero); a closed pool refuses it as it refuses Invoke
+	// (the same Dekker pair as submitAt: add, then load closed). From
+	// inside too: a task need not hold inflight up (a fork never joined
+	// outlives its root, and hooks run outside any task), so once the
+	// pool is closed other workers may have exited, and a share posted
+	// to one would never run (TestBroadcastOnClosedPoolFromInside).
 	p.inflight.Add(1)
-	if !inside && p.closed.Load() {
+	if p.closed.Load() {
 		p.rootDone()
 		panic(ErrClosed)
 	}

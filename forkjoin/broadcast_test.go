@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // perWorker counts calls by worker index.
@@ -205,23 +206,24 @@ func TestBroadcastPanics(t *testing.T) {
 	}
 }
 
-// TestBroadcastClosedPool: from outside, a closed pool refuses a
-// Broadcast with ErrClosed; from a task still running on it, it runs.
+// TestBroadcastClosedPool: a closed pool refuses a Broadcast with
+// ErrClosed from outside, and from a task still running on it.
 func TestBroadcastClosedPool(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	calls := make(perWorker, p.MaxWorkers())
 	fn := func(w *forkjoin.Worker) { calls[w.Index()].Add(1) }
-	done := make(chan struct{})
+	fromTask := make(chan any, 1)
 	require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
-		defer close(done)
 		p.Close() // from a task: returns at once
-		forkjoin.Broadcast(w, fn)
+		fromTask <- recoverPanic(func() { forkjoin.Broadcast(w, fn) })
 	}))
-	within(t, "Broadcast from a task of a closing pool", func() { <-done })
+	within(t, "Broadcast from a task of a closing pool", func() {
+		require.Equal(t, forkjoin.ErrClosed, <-fromTask)
+	})
 	within(t, "Close", p.Close)
-	calls.each(t, 1, 2)
+	calls.each(t, 0, 2)
 	require.Equal(t, forkjoin.ErrClosed, recoverPanic(func() { forkjoin.Broadcast(p, fn) }))
-	calls.each(t, 1, 2)
+	calls.each(t, 0, 2)
 	require.PanicsWithValue(t, "forkjoin: Broadcast called with a nil function", func() { forkjoin.Broadcast(p, nil) })
 }
 
@@ -272,4 +274,97 @@ func TestBroadcastNil(t *testing.T) {
 	var nilWorker *forkjoin.Worker
 	require.PanicsWithValue(t, "forkjoin: Broadcast called with a nil *Worker",
 		func() { forkjoin.Broadcast(nilWorker, func(*forkjoin.Worker) {}) })
+}
+
+// exitCounter is a WithWorkerHooks exit hook that counts exits, and
+// waitExits waits until n workers have exited.
+type exitCounter struct{ n atomic.Int32 }
+
+func (c *exitCounter) exit(int) { c.n.Add(1) }
+
+func (c *exitCounter) waitExits(t *testing.T, n int32) {
+	testenv.WaitUntil(t, "workers to exit", func() bool { return c.n.Load() >= n })
+}
+
+// TestBroadcastOnClosedPoolFromInside: code of a closed pool that holds no
+// work in flight (a fork never joined, which outlives its root; a start
+// hook) calls Broadcast after another worker has exited. It gets ErrClosed,
+// and Close returns. Before the fix Broadcast skipped the closed check from
+// inside, posted a share to the exited worker, and waited for it forever,
+// holding Close up with it.
+func TestBroadcastOnClosedPoolFromInside(t *testing.T) {
+	t.Run("unjoined fork", func(t *testing.T) {
+		var exits exitCounter
+		p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithWorkerHooks(nil, exits.exit))
+		running, gate := make(chan struct{}), make(chan struct{})
+		got := make(chan any, 1)
+		require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+			forkjoin.Fork(w, func(w *forkjoin.Worker) int { // never joined
+				close(running)
+				<-gate
+				got <- recoverPanic(func() { forkjoin.Broadcast(w, func(*forkjoin.Worker) {}) })
+				return 0
+			})
+		}))
+		<-running
+		closed := make(chan struct{})
+		go func() { p.Close(); close(closed) }()
+		exits.waitExits(t, 1) // the worker not running the fork has gone
+		close(gate)
+		within(t, "Close after a fork's Broadcast", func() { <-closed })
+		require.Equal(t, forkjoin.ErrClosed, <-got)
+	})
+	t.Run("start hook", func(t *testing.T) {
+		var exits exitCounter
+		gate := make(chan struct{})
+		got := make(chan any, 1)
+		var p *forkjoin.Pool
+		p = forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithWorkerHooks(func(i int) {
+			if i == 0 {
+				<-gate
+				got <- recoverPanic(func() { forkjoin.Broadcast(p, func(*forkjoin.Worker) {}) })
+			}
+		}, exits.exit))
+		closed := make(chan struct{})
+		go func() { p.Close(); close(closed) }()
+		exits.waitExits(t, 1) // worker 1 has gone; worker 0 is in its start hook
+		close(gate)
+		within(t, "Close after a start hook's Broadcast", func() { <-closed })
+		require.Equal(t, forkjoin.ErrClosed, <-got)
+	})
+}
+
+// TestExitHookCallsIntoItsPool: an exit hook that calls Close or
+// Broadcast on its own pool gets the same answer whether or not a worker of
+// another pool is running (Close returns; Broadcast panics with
+// ErrClosed). Before the fix the exiting worker counted as idle, so the
+// hook was taken for a caller from outside when no other pool was busy
+// (Close waited for the hook's own goroutine to exit: a deadlock) and for
+// one of the pool's workers otherwise (Broadcast posted to exited workers:
+// Close hung).
+func TestExitHookCallsIntoItsPool(t *testing.T) {
+	for _, otherBusy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("otherPoolBusy=%v", otherBusy), func(t *testing.T) {
+			if otherBusy {
+				q := forkjoin.New(forkjoin.WithParallelism(1))
+				stop, started := make(chan struct{}), make(chan struct{})
+				require.NoError(t, q.Execute(func(*forkjoin.Worker) { close(started); <-stop }))
+				<-started
+				defer func() { close(stop); closePool(t, q) }()
+			}
+			var p *forkjoin.Pool
+			p = forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithWorkerHooks(nil, func(int) { p.Close() }))
+			within(t, "Close with an exit hook that calls Close", p.Close)
+
+			var exits atomic.Int32
+			got := make(chan any, 2)
+			p = forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithWorkerHooks(nil, func(int) {
+				if exits.Add(1) == 2 { // the last worker to exit
+					got <- recoverPanic(func() { forkjoin.Broadcast(p, func(*forkjoin.Worker) {}) })
+				}
+			}))
+			within(t, "Close with an exit hook that calls Broadcast", p.Close)
+			require.Equal(t, forkjoin.ErrClosed, <-got)
+		})
+	}
 }

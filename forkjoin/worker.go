@@ -457,7 +457,7 @@ func (w *Worker) loop() {
 			p.workerExited(w) // after the exit hook: Close returns after it
 		}()
 		if hooked {
-			w.callHook(p.onExit)
+			w.callExitHook()
 		}
 	}()
 	registerGoroutine(w)
