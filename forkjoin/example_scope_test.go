@@ -48,3 +48,26 @@ func ExampleRunScope() {
 	fmt.Println(files.Load())
 	// Output: 1956
 }
+
+// ScopeOn opens a scope from wherever the caller is: here from outside
+// any pool, on the pool given (a nil Runner would mean Default()). It
+// returns when every spawned task has finished.
+func ExampleScopeOn() {
+	pool := forkjoin.New(forkjoin.WithParallelism(2))
+	defer pool.Close()
+	root := makeTree(5)
+
+	var files atomic.Int64
+	forkjoin.ScopeOn(pool, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+		var visit func(w *forkjoin.Worker, d *dir)
+		visit = func(w *forkjoin.Worker, d *dir) {
+			files.Add(int64(d.files))
+			for _, sub := range d.subs {
+				s.Spawn(w, func(w *forkjoin.Worker) { visit(w, sub) })
+			}
+		}
+		visit(w, root)
+	})
+	fmt.Println(files.Load())
+	// Output: 325
+}

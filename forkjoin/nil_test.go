@@ -54,6 +54,14 @@ func TestNilPoolMeansDefault(t *testing.T) {
 		},
 		"Run(nil *Pool)": func(fn func(*forkjoin.Worker) int) int { return forkjoin.Run(nilPool, fn) },
 		"Run(nil)":       func(fn func(*forkjoin.Worker) int) int { return forkjoin.Run(nil, fn) },
+		"ScopeOn(nil *Pool)": func(fn func(*forkjoin.Worker) int) (v int) {
+			forkjoin.ScopeOn(nilPool, func(_ *forkjoin.Scope, w *forkjoin.Worker) { v = fn(w) })
+			return v
+		},
+		"ScopeOn(nil)": func(fn func(*forkjoin.Worker) int) (v int) {
+			forkjoin.ScopeOn(nil, func(_ *forkjoin.Scope, w *forkjoin.Worker) { v = fn(w) })
+			return v
+		},
 	}
 	def := forkjoin.Default()
 	for name, call := range calls {
@@ -122,6 +130,8 @@ func TestNilWorkerOneMessage(t *testing.T) {
 		"RunScope":    func() { forkjoin.RunScope(nilWorker, func(*forkjoin.Scope, *forkjoin.Worker) {}) },
 		"Scope.Spawn": func() { panic(spawnPanic) },
 		"Run":         func() { forkjoin.Run[int](nilWorker, one) },
+		"ScopeOn":     func() { forkjoin.ScopeOn(nilWorker, func(*forkjoin.Scope, *forkjoin.Worker) {}) },
+		"Broadcast":   func() { forkjoin.Broadcast(nilWorker, func(*forkjoin.Worker) {}) },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {

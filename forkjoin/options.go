@@ -54,6 +54,10 @@ type config struct {
 
 	slowThreshold time.Duration
 	slowHandler   func(p *Pool, worker int, running time.Duration)
+
+	onStart, onExit func(index int) // WithWorkerHooks (hooks.go)
+
+	shared bool // the Default pool (defaultpool.go): Close does nothing
 }
 
 // WithParallelism sets the number of workers. n <= 0 means

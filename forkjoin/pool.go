@@ -22,6 +22,8 @@ type Pool struct {
 	name        string
 	isShared    bool // Default(): Close is a no-op
 	onPanic     func(*PanicError)
+	onStart     func(index int) // WithWorkerHooks: called by each worker goroutine as it starts (hooks.go)
+	onExit      func(index int) // WithWorkerHooks: called by each worker goroutine as it ends
 
 	// Workers, and their sleep.
 	workers  []*Worker // the regular workers, then the spares for Block
@@ -65,9 +67,12 @@ func New(opts ...Option) *Pool {
 	p := &Pool{
 		mode:        c.mode,
 		onPanic:     c.onPanic,
+		onStart:     c.onStart,
+		onExit:      c.onExit,
 		sleepers:    park.New(n + maxBlocked(c, n)),
 		parallelism: n,
 		name:        c.name,
+		isShared:    c.shared,
 		closedCh:    make(chan struct{}),
 		stopped:     make(chan struct{}),
 	}
@@ -106,22 +111,7 @@ func New(opts ...Option) *Pool {
 	return p
 }
 
-var (
-	defaultOnce sync.Once
-	defaultPool *Pool
-	poolCount   atomic.Int64
-)
-
-// Default returns the shared pool, created on first use with
-// runtime.GOMAXPROCS(0) workers. Close on it does nothing: it lives as long
-// as the process, like Java's common pool.
-func Default() *Pool {
-	defaultOnce.Do(func() {
-		defaultPool = New()
-		defaultPool.isShared = true
-	})
-	return defaultPool
-}
+var poolCount atomic.Int64
 
 // Parallelism returns the number of workers.
 func (p *Pool) Parallelism() int { return p.parallelism }

@@ -58,12 +58,12 @@ func (s Stats) String() string {
 
 // counters are a worker's own, written without atomics by its goroutine.
 type counters struct {
-	executed, forks, steals, helped, parks, blocks uint64
+	executed, forks, steals, helped, parks, blocks, broadcasts uint64
 }
 
 // publishedCounters is the copy of counters that Stats may read.
 type publishedCounters struct {
-	executed, forks, steals, helped, parks, blocks atomic.Uint64
+	executed, forks, steals, helped, parks, blocks, broadcasts atomic.Uint64
 }
 
 // publish copies the worker's counters where Stats can read them. It runs
@@ -75,6 +75,7 @@ func (w *Worker) publish() {
 	w.pub.helped.Store(w.own.helped)
 	w.pub.parks.Store(w.own.parks)
 	w.pub.blocks.Store(w.own.blocks)
+	w.pub.broadcasts.Store(w.own.broadcasts)
 }
 
 // Stats returns a snapshot of the pool's counters.

@@ -23,7 +23,8 @@ type Worker struct {
 	fifo     bool // async mode: the scheduling loop polls its own deque oldest first
 	spare    bool // a compensating worker for Block, running only while retire is false
 	retire   atomic.Bool
-	foreign  atomic.Int64 // goroutines reading this worker's forks through Futures (pin)
+	foreign  atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
+	inbox    atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
@@ -32,6 +33,12 @@ type Worker struct {
 	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
 	slowSeq   atomic.Uint64 // sequence lock around slowStart and slowTask (slow.go)
 	slowTasks uint64        // submitted tasks started, numbering them; owner only
+	// skipStart tells the worker's next goroutine not to call the start
+	// hook, which called runtime.Goexit in the previous one (hooks.go).
+	// Plain: only the worker's goroutines touch it, one after the other,
+	// and the go statement (or, for a compensating worker, spareMu between
+	// workerExited and startSpare) orders each before the next.
+	skipStart bool
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
@@ -241,6 +248,10 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 			w.sleepers.Cancel(w.index)
 			break
 		}
+		if w.inbox.Load() != nil { // a Broadcast's share: run it before sleeping
+			w.sleepers.Cancel(w.index)
+			continue
+		}
 		if x := w.findHelp(hint); x != nil {
 			w.sleepers.Cancel(w.index)
 			w.own.helped++
@@ -280,6 +291,10 @@ func (w *Worker) waitForeign(l *latch) {
 // help hint along, or else spins or yields for a while. It reports false
 // once the backoff is exhausted and the caller should block.
 func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
+	if w.inbox.Load() != nil && w.runShares() { // a Broadcast waits for this worker: see Broadcast
+		bo.Reset()
+		return true
+	}
 	if x := w.findHelp(hint); x != nil {
 		w.own.helped++
 		w.execute(x)
@@ -415,18 +430,35 @@ func (w *Worker) random() uint64 {
 func (w *Worker) loop() {
 	p := w.pool
 	exited := false
+	hooked := false  // this goroutine called the start hook: it calls exit last
+	inStart := false // the start hook is running
 	defer func() {
 		if !exited {
-			// A task called runtime.Goexit, which no recover stops. The node
-			// it ran was completed with a PanicError; this goroutine cannot
-			// continue, so hand the worker to a fresh one.
-			unregisterGoroutine()
-			go w.loop()
+			// A task (or the start hook) called runtime.Goexit, which no
+			// recover stops. The node it ran was completed with a
+			// PanicError; this goroutine cannot continue, so hand the
+			// worker to a fresh one, after this one's exit hook (the
+			// deferred call runs even if the hook calls Goexit too).
+			if inStart {
+				w.skipStart = true // the fresh goroutine must not call it again
+			}
+			defer func() {
+				unregisterGoroutine()
+				go w.loop()
+			}()
+			if hooked {
+				w.callHook(p.onExit)
+			}
 			return
 		}
-		w.publish()
-		unregisterGoroutine()
-		p.workerExited(w)
+		defer func() {
+			w.publish()
+			unregisterGoroutine()
+			p.workerExited(w) // after the exit hook: Close returns after it
+		}()
+		if hooked {
+			w.callExitHook()
+		}
 	}()
 	registerGoroutine(w)
 	w.comp, w.group = nil, 0 // after a Goexit restart, the unwound task's are stale
@@ -435,10 +467,26 @@ func (w *Worker) loop() {
 	}
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(),
 		pprof.Labels("magpie.pool", p.name, "magpie.worker", strconv.Itoa(w.index))))
+	if w.skipStart {
+		w.skipStart = false
+	} else {
+		hooked, inStart = true, true
+		w.callHook(p.onStart) // nothing without WithWorkerHooks
+		inStart = false
+	}
 
 	var bo park.Backoff
 	idle := false
 	for {
+		if w.inbox.Load() != nil { // a Broadcast waits for this worker
+			if idle {
+				idle = false
+				p.addIdle(-1) // a worker running user code counts as running (see goid.go)
+			}
+			w.runShares()
+			bo.Reset()
+			continue
+		}
 		if x := w.findWork(); x != nil {
 			if idle {
 				idle = false
@@ -460,6 +508,10 @@ func (w *Worker) loop() {
 			continue
 		}
 		w.sleepers.Prepare(w.index, true)
+		if w.inbox.Load() != nil {
+			w.sleepers.Cancel(w.index)
+			continue
+		}
 		if x := w.findWork(); x != nil {
 			w.sleepers.Cancel(w.index)
 			idle = false

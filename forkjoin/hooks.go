@@ -1,0 +1,66 @@
+package forkjoin
+
+// WithWorkerHooks sets functions that each worker goroutine calls with its
+// index: start when it begins, before it looks for work, and exit as it
+// ends, after its last task. They run on the worker's own goroutine, so
+// start may set up what belongs to it (pprof labels are already set;
+// runtime.LockOSThread, per-worker state indexed by Index()); either may be
+// nil.
+//
+//   - Every goroutine that calls start calls exit as its last act, and
+//     Close returns only after every exit call has returned
+//     (TestWorkerHooksStartAndExit). The Default pool never closes, so its
+//     workers never call exit.
+//   - Compensating workers started by Block call them too, with their own
+//     indices (Parallelism() and up): start each time Block starts one,
+//     exit each time it retires (TestWorkerHooksCompensatingWorkers).
+//   - A task that calls runtime.Goexit ends its worker's goroutine; the
+//     worker carries on in a fresh one. The old goroutine calls exit and
+//     only then starts the new one, which calls start: an index's calls
+//     alternate start, exit, start, ... and never overlap
+//     (TestWorkerHooksAcrossGoexit).
+//   - A panic in a hook is captured as a *PanicError and handed to the
+//     pool's panic handler (WithPanicHandler; it counts in Stats.Panics),
+//     as a panic of an Execute task is, and the worker carries on: a
+//     server is not brought down by a hook, and the default handler prints
+//     the panic and its stack. A hook that calls runtime.Goexit is reported
+//     the same way (ErrGoexit); its goroutine ends, and the worker carries
+//     on in a fresh one that does not call start again, so a start hook
+//     that always exits cannot spin (TestWorkerHooksPanic).
+//
+// Hooks should be short: a worker in start runs no task, and the pool
+// looks busy meanwhile. They should not wait for work on their own pool:
+// an exit hook runs on a pool that is closing.
+func WithWorkerHooks(start, exit func(index int)) Option {
+	return func(c *config) { c.onStart, c.onExit = start, exit }
+}
+
+// callHook runs a worker hook on w's goroutine, reporting a panic in it to
+// the panic handler instead of letting it end the goroutine (a Goexit goes
+// on, after being reported).
+func (w *Worker) callHook(h func(index int)) {
+	if h == nil {
+		return
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			w.pool.reportPanic(CapturePanic(recover()))
+		}
+	}()
+	h(w.index)
+	finished = true
+}
+
+// callExitHook runs the exit hook of a worker that leaves its loop idle.
+// The worker counts as running meanwhile, as it does while it runs a task
+// (goid.go): the hook runs user code on a registered worker goroutine, so a
+// call from it into its own pool (Close, Broadcast, Invoke) must find its
+// worker whatever other pools are doing. Counted idle, callingWorker's fast
+// path saw no worker when no other pool was busy, and Close from the hook
+// waited for this very goroutine to exit (TestExitHookCallsIntoItsPool).
+func (w *Worker) callExitHook() {
+	runningWorkers.Add(1)
+	defer runningWorkers.Add(-1)
+	w.callHook(w.pool.onExit)
+}
