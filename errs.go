@@ -92,12 +92,7 @@ func forContext(ctx context.Context, r forkjoin.Runner, n, grain int,
 	if smallInline(n, grain) {
 		err = forErrSeq(cctx, n, call)
 	} else {
-		st := &errState{cancel: cancel}
-		// The parent's cancel stops the pieces through the same bound as
-		// an error; an error's cancel lowers it a second time, harmlessly.
-		stop := context.AfterFunc(cctx, func() { st.limit.lower(0) })
-		err = st.run(r, n, grain, call)
-		stop()
+		err = (&errState{ctx: cctx, cancel: cancel}).run(r, n, grain, call)
 	}
 	if err != nil {
 		return err
@@ -178,7 +173,8 @@ func MapContext[E, R any](ctx context.Context, r forkjoin.Runner, in []E,
 // and the first error recorded.
 type errState struct {
 	limit  rangeLimit
-	cancel context.CancelFunc // ForContext: cancels the bodies' context; may be nil
+	ctx    context.Context    // ForContext: the bodies' context, checked before each call; may be nil
+	cancel context.CancelFunc // ForContext: cancels ctx; may be nil
 
 	mu  sync.Mutex
 	err error
@@ -202,10 +198,15 @@ func (st *errState) run(r forkjoin.Runner, n, grain int, body func(i int) error)
 	return st.err
 }
 
-// leaf calls body on [lo, hi) until the bound is reached or a call fails.
-// The bound is checked before every call, not only per piece: a piece may
-// be an eighth of the range, and the point is that no call starts once an
-// error is known.
+// leaf calls body on [lo, hi) until the bound is reached, the context is
+// done or a call fails. Both are checked before every call, not only per
+// piece: a piece may be an eighth of the range, and the point is that no
+// call starts once an error or a cancel is known. A done context lowers the
+// bound, so that the pieces not yet started are skipped by the engine
+// without even reaching a leaf. (Checking ctx.Err() here, an atomic load,
+// rather than lowering the bound from a context.AfterFunc makes "no call
+// starts once the context is done" hold at once: AfterFunc runs later, on a
+// goroutine of its own.)
 func (st *errState) leaf(lo, hi int, body func(i int) error) {
 	finished := false
 	defer func() {
@@ -221,6 +222,10 @@ func (st *errState) leaf(lo, hi int, body func(i int) error) {
 		}
 	}()
 	for i := lo; i < hi && !st.limit.reached(i); i++ {
+		if st.ctx != nil && st.ctx.Err() != nil {
+			st.limit.lower(0)
+			break
+		}
 		if err := body(i); err != nil {
 			st.fail(err)
 			break
@@ -242,7 +247,7 @@ func (st *errState) fail(err error) {
 // halt lowers the bound to 0, then cancels the bodies' context: in that
 // order, so that a body that sees the context done and returns lets its
 // worker see the bound at its next check (ForContext's "at most one call
-// per worker after the cancel", TestForContextStopsAfterCancel).
+// per worker after the cancel", TestForContextStopsAfterError).
 func (st *errState) halt() {
 	st.limit.lower(0)
 	if st.cancel != nil {
