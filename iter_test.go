@@ -85,9 +85,9 @@ func TestMapSeq(t *testing.T) {
 	})
 }
 
-// spin burns about d of CPU: a body expensive enough for the adaptive
+// spinFor burns about d of CPU: a body expensive enough for the adaptive
 // path to leave its probe and hand chunks to the pool.
-func spin(d time.Duration) {
+func spinFor(d time.Duration) {
 	for start := time.Now(); time.Since(start) < d; {
 	}
 }
@@ -104,13 +104,13 @@ func TestForSeqAdaptiveLarge(t *testing.T) {
 	check := func(r forkjoin.Runner) {
 		hits := make([]int32, n)
 		ForSeq(r, (&seqProbe{}).seq(n), func(i int) {
-			spin(time.Microsecond)
+			spinFor(time.Microsecond)
 			atomic.AddInt32(&hits[i], 1)
 		})
 		for i, h := range hits {
 			require.EqualValues(t, 1, h, "element %d", i)
 		}
-		got := slices.Collect(MapSeq(r, (&seqProbe{}).seq(n), func(i int) int { spin(time.Microsecond); return -i }))
+		got := slices.Collect(MapSeq(r, (&seqProbe{}).seq(n), func(i int) int { spinFor(time.Microsecond); return -i }))
 		require.Len(t, got, n)
 		for i, v := range got {
 			require.Equal(t, -i, v)
@@ -162,7 +162,7 @@ func TestForSeqBoundedInFlight(t *testing.T) {
 	}
 	testenv.Within(t, "ForSeq", func() {
 		ForSeq(p, seq, func(int) {
-			spin(2 * time.Microsecond)
+			spinFor(2 * time.Microsecond)
 			finished.Add(1)
 		}, Grain(g))
 	})
@@ -187,7 +187,7 @@ func TestMapSeqEarlyStop(t *testing.T) {
 			f := func(i int) int {
 				running.Add(1)
 				defer running.Add(-1)
-				spin(time.Microsecond)
+				spinFor(time.Microsecond)
 				return i
 			}
 			testenv.Within(t, "MapSeq with break", func() {
@@ -271,7 +271,7 @@ func TestSeqSourcePanics(t *testing.T) {
 	work := func(i int) int {
 		running.Add(1)
 		defer running.Add(-1)
-		spin(time.Microsecond)
+		spinFor(time.Microsecond)
 		return i
 	}
 	bad := func(yield func(int) bool) {

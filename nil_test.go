@@ -2,6 +2,7 @@ package magpie
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -131,6 +132,42 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 			out := make([]int, n)
 			ForChunks(r, n, 100, func(lo, hi int) { copy(out[lo:hi], in[lo:hi]) }, opts...)
 			require.Equal(t, in, out)
+		},
+		"ForErr": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			require.NoError(t, ForErr(r, n, func(i int) error { out[i] = in[i]; return nil }, opts...))
+			require.Equal(t, in, out)
+		},
+		"ForContext": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			require.NoError(t, ForContext(context.Background(), r, n, func(_ context.Context, i int) error {
+				out[i] = in[i]
+				return nil
+			}, opts...))
+			require.Equal(t, in, out)
+		},
+		"MapErr": func(r forkjoin.Runner) {
+			got, err := MapErr(r, in, func(x int) (int, error) { return x, nil }, opts...)
+			require.NoError(t, err)
+			require.Equal(t, in, got)
+		},
+		"MapContext": func(r forkjoin.Runner) {
+			got, err := MapContext(context.Background(), r, in, func(_ context.Context, x int) (int, error) { return x, nil }, opts...)
+			require.NoError(t, err)
+			require.Equal(t, in, got)
+		},
+		"IndexFunc": func(r forkjoin.Runner) {
+			require.Equal(t, slices.IndexFunc(in, odd), IndexFunc(r, in, odd, opts...))
+		},
+		"ContainsFunc": func(r forkjoin.Runner) {
+			require.Equal(t, slices.ContainsFunc(in, odd), ContainsFunc(r, in, odd, opts...))
+		},
+		"Any": func(r forkjoin.Runner) {
+			require.Equal(t, slices.ContainsFunc(in, odd), Any(r, in, odd, opts...))
+		},
+		"All": func(r forkjoin.Runner) {
+			require.Equal(t, !slices.ContainsFunc(in, func(x int) bool { return x < 0 }),
+				All(r, in, func(x int) bool { return x >= 0 }, opts...))
 		},
 		"Sort": func(r forkjoin.Runner) {
 			s := slices.Clone(in)

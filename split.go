@@ -1,6 +1,7 @@
 package magpie
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -44,6 +45,16 @@ import (
 // With Grain(g) the engine instead halves the range eagerly down to pieces
 // of at most g iterations (no probe, no surplus test): the classic fixed
 // cutoff, for iterations of known cost.
+//
+// Early exit. A spec may carry a rangeLimit, a bound shared by every piece
+// of one call that only goes down: the iterations at or above it are no
+// longer needed (ForErr lowers it to 0 at the first error, IndexFunc to the
+// index of a match). Before each leaf, each split and each probe batch the
+// engine compares the piece's start with it, and a piece that starts at or
+// above it returns its accumulator without running anything: no new leaf,
+// no new split, no hand-over to the pool. A leaf that may run long checks
+// the bound itself between iterations. Helpers without a limit pay one nil
+// test per chunk.
 
 // SequentialThreshold is the number of iterations (elements) at or below
 // which a helper without a Grain option runs the whole loop sequentially on
@@ -92,7 +103,40 @@ type rangeSpec[A any] struct {
 	zero    A
 	newZero func() A // if set, each piece starts from a value of its own (ReduceWith)
 	grain   int
+	limit   *rangeLimit // if set, pieces at or above it are skipped (early exit)
 }
+
+// rangeLimit is the early-exit bound of one call: no iteration at index
+// limit or above is needed any more. It starts at n (everything needed) and
+// only goes down, so a piece or an iteration skipped because it was at or
+// above the bound would also be at or above every later value.
+type rangeLimit struct{ v atomic.Int64 }
+
+// newRangeLimit returns a limit that skips nothing of [0, n).
+func newRangeLimit(n int) *rangeLimit {
+	l := new(rangeLimit)
+	l.v.Store(int64(n))
+	return l
+}
+
+// reached reports whether iteration i, and with it everything above, is no
+// longer needed. A nil limit is never reached.
+func (l *rangeLimit) reached(i int) bool {
+	return l != nil && int64(i) >= l.v.Load()
+}
+
+// lower moves the bound down to i, unless it already is at or below i.
+func (l *rangeLimit) lower(i int) {
+	for {
+		cur := l.v.Load()
+		if int64(i) >= cur || l.v.CompareAndSwap(cur, int64(i)) {
+			return
+		}
+	}
+}
+
+// load returns the current bound.
+func (l *rangeLimit) load() int { return int(l.v.Load()) }
 
 // start returns the accumulator a piece starts from.
 func (s *rangeSpec[A]) start() A {
@@ -118,6 +162,9 @@ func (t rangeTask[A]) Compute(w *forkjoin.Worker) A {
 	s := t.spec
 	lo, hi, acc := t.lo, t.hi, t.acc
 	if s.grain > 0 {
+		if s.limit.reached(lo) {
+			return acc
+		}
 		if hi-lo <= s.grain {
 			return s.leaf(acc, lo, hi)
 		}
@@ -125,6 +172,9 @@ func (t rangeTask[A]) Compute(w *forkjoin.Worker) A {
 	}
 	chunk := 1
 	for {
+		if s.limit.reached(lo) {
+			return acc
+		}
 		chunk = min(chunk*2, max((hi-lo)/lbsChunkDiv, 1))
 		if hi-lo <= chunk {
 			return s.leaf(acc, lo, hi)
@@ -171,7 +221,7 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 	}
 	acc, k := s.start(), 0
 	if s.grain == 0 {
-		if acc, k = probe(s, n); k == n {
+		if acc, k = probe(s, n); k == n || s.limit.reached(k) {
 			return acc
 		}
 	}
@@ -221,7 +271,7 @@ func probe[A any](s *rangeSpec[A], n int) (acc A, k int) {
 		stop := min(next, n)
 		acc = inlineLeaf(s, acc, k, stop)
 		k = stop
-		if k == n {
+		if k == n || s.limit.reached(k) {
 			return acc, k
 		}
 		elapsed := time.Since(epoch) - start

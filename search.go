@@ -1,0 +1,144 @@
+package magpie
+
+import "github.com/magpie-go/magpie/forkjoin"
+
+// IndexFunc returns the lowest index i with pred(s[i]) true, or -1 if
+// there is none, as slices.IndexFunc does, calling pred in parallel on r.
+//
+// Pieces of s run in parallel, so pred may be called on elements after the
+// first match; but once a match at index i is known, no piece that starts
+// above i starts or splits any more, and a running one stops at its next
+// element (at most one more call per worker), while pieces below i run on,
+// since a lower match may still be there. pred must be safe to call
+// concurrently. r, the options, the sequential threshold and panics are as
+// for For; a panic in pred stops the whole search. IndexFunc panics if pred
+// is nil.
+func IndexFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) int {
+	checkRunner("IndexFunc", r)
+	if pred == nil {
+		panic("magpie: IndexFunc called with a nil predicate")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(s), grain) {
+		return indexSeq(s, pred, true)
+	}
+	lim := newRangeLimit(len(s))
+	search(r, s, pred, true, false, grain, lim)
+	if i := lim.load(); i < len(s) {
+		return i
+	}
+	return -1
+}
+
+// ContainsFunc reports whether pred(e) is true for some element e of s, as
+// slices.ContainsFunc does, calling pred in parallel on r. Once a match is
+// found anywhere, every piece stops: no piece starts or splits any more,
+// and a running one stops at its next element (at most one more call per
+// worker). pred must be safe to call concurrently. r, the options, the
+// sequential threshold and panics are as for For. ContainsFunc panics if
+// pred is nil.
+func ContainsFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) bool {
+	checkRunner("ContainsFunc", r)
+	return exists("ContainsFunc", r, s, pred, true, opts)
+}
+
+// Any reports whether pred(e) is true for some element e of s: it is
+// ContainsFunc, under the name that pairs with All. False for an empty s.
+func Any[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) bool {
+	checkRunner("Any", r)
+	return exists("Any", r, s, pred, true, opts)
+}
+
+// All reports whether pred(e) is true for every element e of s (true for
+// an empty s), the sequential
+//
+//	for _, e := range s {
+//		if !pred(e) {
+//			return false
+//		}
+//	}
+//	return true
+//
+// calling pred in parallel on r. It stops at the first element found false,
+// as ContainsFunc stops at the first found true. pred must be safe to call
+// concurrently. r, the options, the sequential threshold and panics are as
+// for For. All panics if pred is nil.
+func All[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) bool {
+	checkRunner("All", r)
+	return !exists("All", r, s, pred, false, opts)
+}
+
+// exists reports whether pred(e) == want for some element e of s: Any and
+// ContainsFunc look for a true, All for a false.
+func exists[S ~[]E, E any](api string, r forkjoin.Runner, s S, pred func(E) bool, want bool, opts []Option) bool {
+	if pred == nil {
+		panic("magpie: " + api + " called with a nil predicate")
+	}
+	grain := collectOptions(opts).grain
+	if smallInline(len(s), grain) {
+		return indexSeq(s, pred, want) >= 0
+	}
+	lim := newRangeLimit(len(s))
+	search(r, s, pred, want, true, grain, lim)
+	// A match lowers the bound to 0 (a panic does too, but is re-raised
+	// before this line), and s is not empty here.
+	return lim.load() < len(s)
+}
+
+// search runs the engine over s looking for an element with pred(e) ==
+// want. A match at i lowers lim to i (IndexFunc: only the pieces above i
+// are no longer needed), or to 0 if anywhere is enough: every index below
+// the final bound has then been tested, since the bound only goes down and
+// a piece or an iteration is skipped only at or above it, so the final
+// bound is the lowest match. The tests call it with a limit of their own to
+// watch the bound.
+func search[E any](r forkjoin.Runner, s []E, pred func(E) bool, want, anywhere bool, grain int, lim *rangeLimit) {
+	runRange(r, len(s), &rangeSpec[struct{}]{
+		leaf: func(_ struct{}, lo, hi int) struct{} {
+			scan(s, lo, hi, pred, want, anywhere, lim)
+			return struct{}{}
+		},
+		grain: grain,
+		limit: lim,
+	})
+}
+
+// scan is search's leaf: it tests s[lo:hi] in order, checking the bound
+// before every element, so that a long piece stops within one call of the
+// decision.
+func scan[E any](s []E, lo, hi int, pred func(E) bool, want, anywhere bool, lim *rangeLimit) {
+	finished := false
+	defer func() {
+		if !finished {
+			// A panic ends the search: nothing more to look for.
+			lim.lower(0)
+			if v := recover(); v != nil {
+				panic(forkjoin.CapturePanic(v))
+			}
+		}
+	}()
+	for i := lo; i < hi && !lim.reached(i); i++ {
+		if pred(s[i]) == want {
+			if anywhere {
+				lim.lower(0)
+			} else {
+				lim.lower(i)
+			}
+			break
+		}
+	}
+	finished = true
+}
+
+// indexSeq is the small-input path of the search helpers: the index of the
+// first element with pred(e) == want, or -1, with a panic turned into a
+// *forkjoin.PanicError as on the pool.
+func indexSeq[E any](s []E, pred func(E) bool, want bool) int {
+	defer rethrow()
+	for i, x := range s {
+		if pred(x) == want {
+			return i
+		}
+	}
+	return -1
+}
