@@ -82,10 +82,10 @@ func rdxFill(n int, f func(i int) uint64) []uint64 {
 // rdxSizes are the lengths around the radix threshold and past the LSD leaf
 // and the parallel blocks (300,001 makes 8 blocks on 2 workers; larger
 // inputs are TestSortRadixWorkers'). Under -race, where the parallel
-// parts are what matters, the sizes that make 1 and 3 blocks.
+// parts are what matters, the sizes that make 1 and 2 blocks.
 func rdxSizes() []int {
 	if testenv.Race {
-		return []int{magpie.RadixMin - 1, magpie.RadixMin, 3*magpie.RadixLeaf + 5}
+		return []int{magpie.RadixMin - 1, magpie.RadixMin, magpie.RadixLeaf + 5}
 	}
 	return []int{magpie.RadixMin - 1, magpie.RadixMin, magpie.RadixMin + 1,
 		magpie.RadixLeaf + 1, 3 * magpie.RadixLeaf, 300_001}
