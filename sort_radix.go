@@ -330,6 +330,29 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 	st.sortRange(w, 0, n, false, shift, &done)
 }
 
+// diffBits returns the bits in which the keys of src[lo:hi] differ (the OR
+// of all keys xor their AND), in parallel over blocks.
+func (st *radixState[U]) diffBits(w *forkjoin.Worker, src []U, lo, hi int) U {
+	nb := st.radixBlocks(hi - lo)
+	ors, ands := make([]U, nb), make([]U, nb)
+	flip := st.flip
+	forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+		blo, bhi := blockBounds(lo, hi, nb, b)
+		or, and := U(0), ^U(0)
+		for _, v := range src[blo:bhi] {
+			or |= v ^ flip
+			and &= v ^ flip
+		}
+		ors[b], ands[b] = or, and
+	})
+	or, and := U(0), ^U(0)
+	for b := range nb {
+		or |= ors[b]
+		and &= ands[b]
+	}
+	return or ^ and
+}
+
 // radixHist is one block's histogram of a digit, then its scatter offsets.
 type radixHist [256]int
 
@@ -393,15 +416,22 @@ func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, s
 			}
 		}
 		if total[byte((src[lo]^flip)>>sh)] == m {
-			// Every key has this digit.
-			if shift == 0 {
+			// Every key has this digit. Rather than a histogram for each
+			// further byte the keys share (seven read passes for a bucket
+			// of equal 8-byte keys), one read pass finds the bits in which
+			// they differ; they lie below this digit.
+			var diff U
+			if shift > 0 {
+				diff = st.diffBits(w, src, lo, hi)
+			}
+			if diff == 0 { // all keys equal: sorted
 				if inBuf {
 					copy(st.s[lo:hi], st.buf[lo:hi])
 				}
 				finished = true
 				return
 			}
-			shift -= 8
+			shift = (bits.Len64(uint64(diff)) - 1) &^ 7
 			continue
 		}
 		// Offsets: bucket d starts at bucketLo[d]; block b's part of it
