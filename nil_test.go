@@ -42,6 +42,16 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 			For(r, n, func(i int) { out[i] = in[i] }, opts...)
 			require.Equal(t, in, out)
 		},
+		"ForW": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			ForW(r, n, func(_ forkjoin.Runner, i int) { out[i] = in[i] }, opts...)
+			require.Equal(t, in, out)
+		},
+		"ForRangeW": func(r forkjoin.Runner) {
+			out := make([]int, n)
+			ForRangeW(r, n, func(_ forkjoin.Runner, lo, hi int) { copy(out[lo:hi], in[lo:hi]) }, opts...)
+			require.Equal(t, in, out)
+		},
 		"ForRange": func(r forkjoin.Runner) {
 			out := make([]int, n)
 			ForRange(r, n, func(lo, hi int) { copy(out[lo:hi], in[lo:hi]) }, opts...)

@@ -99,6 +99,7 @@ var epoch = time.Now()
 // (0: adaptive).
 type rangeSpec[A any] struct {
 	leaf    func(acc A, lo, hi int) A
+	leafOn  func(r forkjoin.Runner, acc A, lo, hi int) A // replaces leaf if set: ForW, ForRangeW (nested.go)
 	combine func(a, b A) A
 	zero    A
 	newZero func() A // if set, each piece starts from a value of its own (ReduceWith)
@@ -138,6 +139,16 @@ func (l *rangeLimit) lower(i int) {
 // load returns the current bound.
 func (l *rangeLimit) load() int { return int(l.v.Load()) }
 
+// runLeaf runs the leaf on [lo, hi) from acc. r is the Runner for the
+// parallel work nested in it: the worker running the piece, or the caller's
+// Runner when the caller runs it itself.
+func (s *rangeSpec[A]) runLeaf(r forkjoin.Runner, acc A, lo, hi int) A {
+	if s.leafOn != nil {
+		return s.leafOn(r, acc, lo, hi)
+	}
+	return s.leaf(acc, lo, hi)
+}
+
 // start returns the accumulator a piece starts from.
 func (s *rangeSpec[A]) start() A {
 	if s.newZero != nil {
@@ -166,7 +177,7 @@ func (t rangeTask[A]) Compute(w *forkjoin.Worker) A {
 			return acc
 		}
 		if hi-lo <= s.grain {
-			return s.leaf(acc, lo, hi)
+			return s.runLeaf(w, acc, lo, hi)
 		}
 		return t.split(w, lo+(hi-lo)/2)
 	}
@@ -177,12 +188,12 @@ func (t rangeTask[A]) Compute(w *forkjoin.Worker) A {
 		}
 		chunk = min(chunk*2, max((hi-lo)/lbsChunkDiv, 1))
 		if hi-lo <= chunk {
-			return s.leaf(acc, lo, hi)
+			return s.runLeaf(w, acc, lo, hi)
 		}
 		if w.Surplus() < lbsSurplus {
 			return rangeTask[A]{s, lo, hi, acc}.split(w, lo+(hi-lo)/2)
 		}
-		acc = s.leaf(acc, lo, lo+chunk)
+		acc = s.runLeaf(w, acc, lo, lo+chunk)
 		lo += chunk
 	}
 }
@@ -211,17 +222,17 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 		// computation catches panics, so no probe and no wrapping, except
 		// to make the panic type independent of n.
 		if runInline(w.Pool().Parallelism(), n, s.grain) {
-			return inlineLeaf(s, s.start(), 0, n)
+			return inlineLeaf(s, w, s.start(), 0, n)
 		}
 		return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
 	}
 	p := runnerPool(r)
 	if runInline(p.Parallelism(), n, s.grain) {
-		return inlineLeaf(s, s.start(), 0, n)
+		return inlineLeaf(s, r, s.start(), 0, n)
 	}
 	acc, k := s.start(), 0
 	if s.grain == 0 {
-		if acc, k = probe(s, n); k == n || s.limit.reached(k) {
+		if acc, k = probe(s, r, n); k == n || s.limit.reached(k) {
 			return acc
 		}
 	}
@@ -264,12 +275,12 @@ func runInline(parallelism, n, grain int) bool {
 // the accumulator and the number of iterations done. The next batch is
 // also capped by the estimated number of iterations left in the budget, so
 // that iterations of a few microseconds do not overshoot it by much.
-func probe[A any](s *rangeSpec[A], n int) (acc A, k int) {
+func probe[A any](s *rangeSpec[A], r forkjoin.Runner, n int) (acc A, k int) {
 	start := time.Since(epoch)
 	acc, next := s.start(), probeFirst
 	for {
 		stop := min(next, n)
-		acc = inlineLeaf(s, acc, k, stop)
+		acc = inlineLeaf(s, r, acc, k, stop)
 		k = stop
 		if k == n || s.limit.reached(k) {
 			return acc, k
@@ -283,16 +294,17 @@ func probe[A any](s *rangeSpec[A], n int) (acc A, k int) {
 	}
 }
 
-// inlineLeaf runs a leaf on the caller's goroutine and turns a panic into a
-// *forkjoin.PanicError, the type a panic has when the same loop runs on the
-// pool, so that what a caller recovers does not depend on n.
-func inlineLeaf[A any](s *rangeSpec[A], acc A, lo, hi int) A {
+// inlineLeaf runs a leaf on the caller's goroutine (r is the caller's
+// Runner) and turns a panic into a *forkjoin.PanicError, the type a panic
+// has when the same loop runs on the pool, so that what a caller recovers
+// does not depend on n.
+func inlineLeaf[A any](s *rangeSpec[A], r forkjoin.Runner, acc A, lo, hi int) A {
 	defer func() {
 		if v := recover(); v != nil {
 			panic(forkjoin.CapturePanic(v))
 		}
 	}()
-	return s.leaf(acc, lo, hi)
+	return s.runLeaf(r, acc, lo, hi)
 }
 
 // runnerPool returns the pool a non-worker Runner designates: the *Pool

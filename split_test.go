@@ -100,3 +100,11 @@ func TestNegativeN(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: For called with a negative n", func() { For(nil, -1, func(int) {}) })
 	require.PanicsWithValue(t, "magpie: ForRange called with a negative n", func() { ForRange(nil, -5, func(int, int) {}) })
 }
+
+// recoverValue runs fn and returns what it panicked with (nil if it
+// returned).
+func recoverValue(fn func()) (v any) {
+	defer func() { v = recover() }()
+	fn()
+	return nil
+}
