@@ -19,11 +19,22 @@ import (
 //
 // and of an errgroup.Group with one Go per index. Once a call has returned
 // an error no new call starts: every piece of the range checks a shared
-// bound before each call, so at most one call per worker still running the
-// loop starts after the error is recorded (the one whose check came first),
-// and pieces not yet started never run. ForErr returns only once every call
-// that started has returned, as errgroup.Group.Wait does: nothing of the
-// call runs after it returns.
+// bound before each call, so once the bound is lowered (right after the
+// error is recorded) at most one call per worker still running the loop
+// starts (the one whose check came first), and pieces not yet started
+// never run. ForErr returns only once every call that started has
+// returned, as errgroup.Group.Wait does: nothing of the call runs after it
+// returns. The one exception is a body that calls runtime.Goexit (as
+// t.FailNow does): the goroutine unwinds at once and the caller gets a
+// *forkjoin.PanicError with ErrGoexit without waiting for a piece another
+// worker took, as for every join (see forkjoin.Join).
+//
+// Calls must not wait for one another: without a Grain up to
+// SequentialThreshold calls run one after the other on the caller, and on
+// the pool fewer calls may run at once than there are waiters. With
+// ForContext this includes waiting on ctx.Done() for the cancel another
+// call's error triggers, errgroup's common pattern: a call that blocks
+// there until a later index fails never returns.
 //
 // Which error: when several calls fail, ForErr returns the one recorded
 // first, errgroup's rule, not the one at the lowest index. The lowest index
@@ -32,8 +43,8 @@ import (
 // with ForContext, calls that see the canceled context and return
 // ctx.Err() would hide the error that caused the cancel. When only one
 // index fails, or the loop runs sequentially (n at most
-// SequentialThreshold without a Grain, or a one-worker pool), the result is
-// the sequential loop's.
+// SequentialThreshold without a Grain, a Grain covering n, or a one-worker
+// pool), the result is the sequential loop's.
 //
 // r, the options, the sequential threshold and panics are as for For; a
 // panic in body also stops the loop as an error does, and is re-raised as

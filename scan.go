@@ -16,7 +16,7 @@ import (
 // commutative (it is always called as op(earlier, later)), and must be safe
 // to call concurrently; it needs no identity. Floating-point addition is
 // not associative: a float prefix may differ from the sequential one in its
-// last bits. A parallel scan calls op about (2P-1)/(P+1)·n times instead of
+// last bits. A parallel scan calls op about 2P/(P+1)·n times instead of
 // n - 1 with P workers (4/3 n for two): see the algorithm below.
 //
 // r is as for For. Without options, a slice of at most SequentialThreshold

@@ -218,13 +218,11 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 		return s.start()
 	}
 	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
-		// Inside a task: no round trip to avoid, and the worker's own
-		// computation catches panics, so no probe and no wrapping, except
-		// to make the panic type independent of n.
+		// Inside a task: no round trip to avoid, so no probe.
 		if runInline(w.Pool().Parallelism(), n, s.grain) {
 			return inlineLeaf(s, w, s.start(), 0, n)
 		}
-		return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
+		return computeOn(w, s, n)
 	}
 	p := runnerPool(r)
 	if runInline(p.Parallelism(), n, s.grain) {
@@ -239,6 +237,16 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 	return forkjoin.Run(p, func(w *forkjoin.Worker) A {
 		return rangeTask[A]{s, k, n, acc}.Compute(w)
 	})
+}
+
+// computeOn runs the whole range as a task on w, the caller's worker. A
+// panic in a leaf run before any split (lazy splitting runs a first chunk
+// when the worker has a surplus) would reach the caller raw, where one
+// passed through a join arrives as a *forkjoin.PanicError: rethrow makes it
+// one on every path (TestPanicInsideTaskIsPanicError).
+func computeOn[A any](w *forkjoin.Worker, s *rangeSpec[A], n int) A {
+	defer rethrow()
+	return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
 }
 
 // smallInline reports whether a loop of n iterations runs sequentially on

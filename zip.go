@@ -119,8 +119,8 @@ func concatSegments[R any](segs [][]R) []R {
 // fixed by size, for work aligned to blocks (pages, rows of a matrix,
 // batches). The chunks are the granularity: every chunk may run as a
 // task of its own whatever n, so the sequential threshold does not apply;
-// the calls run on the caller only when there is one chunk or the pool has
-// one worker. Grain(g) groups up to g consecutive chunks per task. r and
+// the calls run on the caller only when there is one chunk, when Grain
+// covers every chunk, or when the pool has one worker. Grain(g) groups up to g consecutive chunks per task. r and
 // panics are as for For. ForChunks panics if body is nil, n is negative or
 // size is less than 1.
 func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Option) {
@@ -144,7 +144,8 @@ func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Op
 	runRange(r, chunks, &rangeSpec[struct{}]{
 		leaf: func(_ struct{}, lo, hi int) struct{} {
 			for c := lo; c < hi; c++ {
-				body(c*size, min((c+1)*size, n))
+				lo := c * size // c < chunks, so c*size < n: no overflow
+				body(lo, lo+min(size, n-lo))
 			}
 			return struct{}{}
 		},
@@ -172,7 +173,9 @@ func filterMapSeq[E, R any](in []E, f func(E) (R, bool)) (out []R) {
 
 func forChunksSeq(lo, n, size int, body func(lo, hi int)) {
 	defer rethrow()
-	for ; lo < n; lo += size {
-		body(lo, min(lo+size, n))
+	for lo < n {
+		hi := lo + min(size, n-lo) // lo+size may overflow when size is huge
+		body(lo, hi)
+		lo = hi
 	}
 }

@@ -1,10 +1,13 @@
 package magpie
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -150,4 +153,29 @@ func TestZipInputs(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: ForChunks called with a size less than 1", func() { ForChunks(nil, 3, 0, func(int, int) {}) })
 	require.PanicsWithValue(t, "magpie: ForChunks called with a size less than 1", func() { ForChunks(nil, 0, -1, func(int, int) {}) })
 	ForChunks(nil, 0, 5, func(int, int) { panic("no chunk") })
+}
+
+// TestForChunksHugeSizes: with n and size near math.MaxInt, the chunk
+// bounds do not overflow, on the caller's path (Grain covering the two
+// chunks) and on the pool's. Before the fix the second chunk was
+// (2^62, math.MinInt) on the pool, and the caller's loop wrapped around
+// forever (found by review).
+func TestForChunksHugeSizes(t *testing.T) {
+	n, size := math.MaxInt, math.MaxInt/2+1
+	for _, opts := range [][]Option{{Grain(2)}, nil} {
+		var mu sync.Mutex
+		var got [][2]int
+		testenv.Within(t, "ForChunks with huge sizes", func() {
+			ForChunks(nil, n, size, func(lo, hi int) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, [2]int{lo, hi})
+				if len(got) > 2 {
+					panic("more than two chunks")
+				}
+			}, opts...)
+		})
+		slices.SortFunc(got, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+		require.Equal(t, [][2]int{{0, size}, {size, n}}, got)
+	}
 }
