@@ -351,6 +351,16 @@ func (s *seqRun[E, R]) rethrowRun() {
 // task, with its *Worker or its *Pool, without deadlock. If the pool
 // refuses a chunk (a full WithMaxQueued queue, a closed pool), the caller
 // runs it. ForSeq panics if seq or body is nil.
+//
+// Known limits (found by review, not fixed yet): each chunk is handed to
+// the pool as a submission of its own, and a chunk the caller takes back
+// leaves that submission queued until a worker finds it empty; while every
+// worker is busy (for instance each running a ForSeq of its own) these
+// no-op submissions pile up, beyond the 2·P+1 chunks above, and fill a
+// WithMaxQueued bound so that other submissions are refused. A body that
+// calls runtime.Goexit unwinds the calling goroutine through the seq when
+// its chunk ran on the caller, and arrives as a *forkjoin.PanicError with
+// ErrGoexit when it ran on a worker.
 func ForSeq[E any](r forkjoin.Runner, seq iter.Seq[E], body func(E), opts ...Option) {
 	checkRunner("ForSeq", r)
 	if seq == nil {
@@ -401,6 +411,11 @@ func (s *seqRun[E, R]) inline(body func(E), x E) (ok bool) {
 // before the panicking element may not all have been yielded); a panic in
 // seq or in the loop's body propagates unchanged, likewise after. MapSeq
 // panics if seq or f is nil.
+//
+// Known limit (found by review): f runs ahead of the consumer, so a panic
+// in f on an element the consumer would never have reached (it breaks
+// earlier) still ends the range with that panic, where the sequential loop
+// would not panic. The limits of ForSeq apply too.
 func MapSeq[E, R any](r forkjoin.Runner, seq iter.Seq[E], f func(E) R, opts ...Option) iter.Seq[R] {
 	checkRunner("MapSeq", r)
 	if seq == nil {

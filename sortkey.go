@@ -82,7 +82,10 @@ func sortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E)
 		return
 	}
 	// order cannot panic and the passes below only move elements: from here
-	// on s is either untouched or fully permuted.
+	// on s is either untouched or fully permuted. The copy-back has a fixed
+	// grain so that it never probes on the caller: a probe would copy a
+	// prefix into s before a pool closed meanwhile refused the rest
+	// (ErrClosed), leaving s neither.
 	SortFunc(r, pairs, order, opts...)
 	buf := make(S, n)
 	ForRange(r, n, func(lo, hi int) {
@@ -90,5 +93,9 @@ func sortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E)
 			buf[j] = s[pairs[j].i]
 		}
 	}, opts...)
-	ForRange(r, n, func(lo, hi int) { copy(s[lo:hi], buf[lo:hi]) }, opts...)
+	ForRange(r, n, func(lo, hi int) { copy(s[lo:hi], buf[lo:hi]) }, Grain(sortKeyCopyGrain))
 }
+
+// sortKeyCopyGrain is the piece of the sorts by key's copy-back: a copy of
+// this many elements takes microseconds, more than the fork that splits it.
+const sortKeyCopyGrain = 1 << 14
