@@ -176,50 +176,7 @@ func Filter[S ~[]E, E any](r forkjoin.Runner, in S, keep func(E) bool, opts ...O
 	if keep == nil {
 		panic("magpie: Filter called with a nil keep")
 	}
-	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
-		return filterSeq(in, keep)
-	}
-	s := &rangeSpec[[][]E]{
-		leaf: func(acc [][]E, lo, hi int) [][]E {
-			// A piece that continues an earlier one appends to its last
-			// segment; a new piece starts a segment only if it keeps
-			// something.
-			var seg []E
-			if len(acc) > 0 {
-				seg = acc[len(acc)-1]
-				acc = acc[:len(acc)-1]
-			}
-			for _, x := range in[lo:hi] {
-				if keep(x) {
-					seg = append(seg, x)
-				}
-			}
-			if len(seg) > 0 {
-				acc = append(acc, seg)
-			}
-			return acc
-		},
-		combine: func(a, b [][]E) [][]E { return append(a, b...) },
-		grain:   grain,
-	}
-	segs := runRange(r, len(in), s)
-	switch len(segs) {
-	case 0:
-		return nil
-	case 1:
-		return segs[0]
-	}
-	total := 0
-	for _, seg := range segs {
-		total += len(seg)
-	}
-	out := make(S, total)
-	at := out
-	for _, seg := range segs {
-		at = at[copy(at, seg):]
-	}
-	return out
+	return S(filterMap(r, in, func(x E) (E, bool) { return x, keep(x) }, opts))
 }
 
 // Number is the constraint of Sum: the integer, floating-point and complex
@@ -306,16 +263,6 @@ func reduceSeq[E, A any](in []E, acc A, fold func(A, E) A) A {
 		acc = fold(acc, x)
 	}
 	return acc
-}
-
-func filterSeq[S ~[]E, E any](in S, keep func(E) bool) (out S) {
-	defer rethrow()
-	for _, x := range in {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func countSeq[E any](s []E, pred func(E) bool, c int) int {

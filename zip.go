@@ -57,6 +57,13 @@ func FilterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts ..
 	if f == nil {
 		panic("magpie: FilterMap called with a nil function")
 	}
+	return filterMap(r, in, f, opts)
+}
+
+// filterMap is FilterMap (and Filter, with f keeping x itself) after the
+// argument checks. Each piece of the input collects what it keeps in a
+// slice of its own; the pieces are then copied, in order, into the result.
+func filterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts []Option) []R {
 	grain := collectOptions(opts).grain
 	if smallInline(len(in), grain) {
 		return filterMapSeq(in, f)

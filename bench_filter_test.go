@@ -1,0 +1,36 @@
+package magpie_test
+
+import (
+	"testing"
+
+	"github.com/magpie-go/magpie"
+)
+
+// BenchmarkFilter keeps the even elements of 10M ints: the sequential loop
+// against magpie.Filter.
+func BenchmarkFilter(b *testing.B) {
+	in := make([]int, 10_000_000)
+	for i := range in {
+		in[i] = i * 7919
+	}
+	even := func(x int) bool { return x&1 == 0 }
+	b.Run("impl=seq", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var out []int
+			for _, x := range in {
+				if even(x) {
+					out = append(out, x)
+				}
+			}
+			_ = out
+		}
+	})
+	b.Run("impl=magpie", func(b *testing.B) {
+		p := benchPool(b)
+		b.ReportAllocs()
+		for range b.N {
+			_ = magpie.Filter(p, in, even)
+		}
+	})
+}
