@@ -29,27 +29,15 @@ import "github.com/magpie-go/magpie/forkjoin"
 // r, the options, the sequential threshold and panics are as for For.
 // ForW panics if body is nil or n is negative.
 func ForW(r forkjoin.Runner, n int, body func(r forkjoin.Runner, i int), opts ...Option) {
-	checkRunner("ForW", r)
 	if body == nil {
+		checkRunner("ForW", r)
 		panic("magpie: ForW called with a nil body")
 	}
-	checkN("ForW", n)
-	s := &rangeSpec[struct{}]{
-		leafOn: func(r forkjoin.Runner, _ struct{}, lo, hi int) struct{} {
-			for i := lo; i < hi; i++ {
-				body(r, i)
-			}
-			return struct{}{}
-		},
-		grain: collectOptions(opts).grain,
-	}
-	if smallInline(n, s.grain) {
-		if n > 0 {
-			inlineLeaf(s, r, struct{}{}, 0, n)
+	forRangeW("ForW", r, n, func(r forkjoin.Runner, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			body(r, i)
 		}
-		return
-	}
-	runRange(r, n, s)
+	}, opts)
 }
 
 // ForRangeW is ForRange whose body also receives a Runner for nested
@@ -59,11 +47,18 @@ func ForW(r forkjoin.Runner, n int, body func(r forkjoin.Runner, i int), opts ..
 // r, the options, the sequential threshold and panics are as for ForRange.
 // ForRangeW panics if body is nil or n is negative.
 func ForRangeW(r forkjoin.Runner, n int, body func(r forkjoin.Runner, lo, hi int), opts ...Option) {
-	checkRunner("ForRangeW", r)
 	if body == nil {
+		checkRunner("ForRangeW", r)
 		panic("magpie: ForRangeW called with a nil body")
 	}
-	checkN("ForRangeW", n)
+	forRangeW("ForRangeW", r, n, body, opts)
+}
+
+// forRangeW runs ForW and ForRangeW once their body is known not to be
+// nil; api names the caller in messages.
+func forRangeW(api string, r forkjoin.Runner, n int, body func(r forkjoin.Runner, lo, hi int), opts []Option) {
+	checkRunner(api, r)
+	checkN(api, n)
 	s := &rangeSpec[struct{}]{
 		leafOn: func(r forkjoin.Runner, _ struct{}, lo, hi int) struct{} {
 			body(r, lo, hi)
