@@ -2,6 +2,8 @@ package magpie
 
 import (
 	"iter"
+	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,18 +20,24 @@ import (
 // from a task).
 //
 // The chunks in flight form a ring, oldest first, of at most seqWindow·P
-// chunks (P the pool's parallelism). A chunk is handed to the pool with
-// Execute and can be taken back: the pool task and the caller race to move
-// it out of chunkQueued, and whoever wins runs it. The caller never sleeps
-// on a chunk nobody has started: when the ring is full, or at the end, it
-// runs queued chunks itself (oldest first) and sleeps only on a chunk a pool
-// task is running. That is what keeps a loop called from inside the pool
-// (from a task, from a body, with a *Pool or a *Worker, on a pool of any
-// size) free of deadlock: every wait is for a running task, and a running
-// task progresses by the same argument one nesting level down.
+// chunks (P the pool's parallelism). A chunk is not tied to a pool task:
+// the caller appends it to the run's FIFO of queued chunks (pending, under
+// mu) and Executes a new task only while fewer than seqWindow·P are
+// outstanding; each task takes the oldest queued chunk, runs it, and goes
+// on until none is queued, then exits. A queued chunk can be taken back:
+// a task and the caller race to move it out of chunkQueued, and whoever
+// wins runs it. The caller never sleeps on a chunk nobody has started: when
+// the ring is full, or at the end, it runs queued chunks itself (oldest
+// first) and sleeps only on a chunk a pool task is running. That is what
+// keeps a loop called from inside the pool (from a task, from a body, with
+// a *Pool or a *Worker, on a pool of any size) free of deadlock: every wait
+// is for a running task, and a running task progresses by the same
+// argument one nesting level down.
 //
-// A chunk taken back leaves its pool task behind; that task finds the
-// chunk no longer queued and returns at once.
+// A chunk taken back costs no submission: the tasks outstanding at any
+// time are at most seqWindow·P, so after the call has returned at most
+// seqWindow·P no-op tasks stay queued (until a worker polls them: they find
+// the FIFO empty and exit), whatever the length of the seq.
 
 // seqWindow is the number of chunks per worker the ring may hold: one
 // running and one queued per worker keeps every worker busy while the caller
@@ -64,33 +72,56 @@ type seqChunk[E, R any] struct {
 	out   []R
 	state atomic.Int32
 	done  chan struct{} // one token per run by a pool task
-	task  func(*forkjoin.Worker)
+	// seq numbers the chunks of a run in pull order. The caller writes it
+	// before publishing the chunk (the state store and mu order it before
+	// any task's read); only the runner of the chunk reads it meanwhile.
+	seq int64
+	// perr is MapSeq's panic in this chunk, written by whoever runs it and
+	// read by the caller after the chunk has finished (c.done, or its own
+	// run), so no other goroutine sees it while it is written.
+	perr *forkjoin.PanicError
 }
 
-// seqRun is one range over the seq. Its fields but stop, perr and cost are
-// the caller's alone.
+// noPanic is seqRun.panicAt when no chunk has panicked.
+const noPanic = math.MaxInt64
+
+// seqRun is one range over the seq. Its fields but mu, pending, tasks,
+// stop, perr, panicAt and cost are the caller's alone (task is read-only).
 type seqRun[E, R any] struct {
-	p      *forkjoin.Pool
-	leaf   func(c *seqChunk[E, R]) // runs the user's function on c.in
-	window int                     // max chunks in the ring; 0: run everything inline
-	grain  int                     // fixed chunk size; 0: adaptive
-	size   int                     // size of the next chunk
-	ring   []*seqChunk[E, R]       // chunks handed out, oldest first
-	free   []*seqChunk[E, R]       // recycled chunks
+	p       *forkjoin.Pool
+	leaf    func(c *seqChunk[E, R]) // runs the user's function on c.in
+	window  int                     // max chunks in the ring; 0: run everything inline
+	grain   int                     // fixed chunk size; 0: adaptive
+	size    int                     // size of the next chunk
+	ring    []*seqChunk[E, R]       // chunks handed out, oldest first
+	free    []*seqChunk[E, R]       // recycled chunks
+	next    int64                   // seq of the next chunk
+	ordered bool                    // MapSeq: a chunk's panic is raised when delivery reaches it
+	task    func(*forkjoin.Worker)  // the pool task: s.serve
 
-	stop atomic.Bool                         // a panic, or the consumer stopped: run nothing more
-	perr atomic.Pointer[forkjoin.PanicError] // the first panic of the user's function
-	cost atomic.Int64                        // ns per element of the last chunk run
+	mu      sync.Mutex
+	pending []*seqChunk[E, R] // under mu: handed chunks possibly still queued, oldest first, a circular buffer of window slots
+	phead   int               // under mu: index of the oldest in pending
+	plen    int               // under mu: number of chunks in pending, at most len(ring) ≤ window
+	tasks   int               // under mu: pool tasks Executed that have not exited, at most window
+
+	panicAt atomic.Int64                        // MapSeq: lowest seq of a chunk that panicked, or noPanic
+	stop    atomic.Bool                         // a panic, or the consumer stopped: run nothing more
+	perr    atomic.Pointer[forkjoin.PanicError] // the first panic of the user's function
+	cost    atomic.Int64                        // ns per element of the last chunk run
 }
 
-func newSeqRun[E, R any](r forkjoin.Runner, grain int, leaf func(c *seqChunk[E, R])) *seqRun[E, R] {
+func newSeqRun[E, R any](r forkjoin.Runner, grain int, ordered bool, leaf func(c *seqChunk[E, R])) *seqRun[E, R] {
 	p := runnerPool(r)
 	if w, ok := r.(*forkjoin.Worker); ok {
 		p = w.Pool() // checkRunner has ruled out a nil *Worker
 	}
-	s := &seqRun[E, R]{p: p, leaf: leaf, grain: grain, size: grain}
+	s := &seqRun[E, R]{p: p, leaf: leaf, grain: grain, size: grain, ordered: ordered}
+	s.task = s.serve
+	s.panicAt.Store(noPanic)
 	if par := p.Parallelism(); par > 1 {
 		s.window = seqWindow * par
+		s.pending = make([]*seqChunk[E, R], s.window)
 	}
 	return s
 }
@@ -101,18 +132,34 @@ func (s *seqRun[E, R]) fail(pe *forkjoin.PanicError) {
 	s.stop.Store(true)
 }
 
-// runChunk runs the user's function on c unless the loop has stopped,
-// turning a panic (or runtime.Goexit) into a recorded *PanicError: it never
-// unwinds, so that a panic stops the pulling through yield's false instead
-// of tearing through the seq.
+// halted reports whether the pulling must stop: the loop has stopped, or
+// (MapSeq) a chunk has panicked, so that no chunk pulled later is delivered.
+func (s *seqRun[E, R]) halted() bool {
+	return s.stop.Load() || s.panicAt.Load() != noPanic
+}
+
+// runChunk runs the user's function on c unless the loop has stopped (or,
+// for MapSeq, an older chunk has panicked), turning a panic (or
+// runtime.Goexit) into a recorded *PanicError: it never unwinds, so that a
+// panic stops the pulling through yield's false instead of tearing through
+// the seq. ForSeq's panic stops the loop at once; MapSeq's is kept on the
+// chunk, and raised only when the delivery reaches it (retire).
 func (s *seqRun[E, R]) runChunk(c *seqChunk[E, R]) {
-	if s.stop.Load() {
+	if s.stop.Load() || c.seq > s.panicAt.Load() {
 		return
 	}
 	ok := false
 	defer func() {
-		if !ok {
-			s.fail(forkjoin.CapturePanic(recover()))
+		if ok {
+			return
+		}
+		pe := forkjoin.CapturePanic(recover())
+		if !s.ordered {
+			s.fail(pe)
+			return
+		}
+		c.perr = pe
+		for at := s.panicAt.Load(); c.seq < at && !s.panicAt.CompareAndSwap(at, c.seq); at = s.panicAt.Load() {
 		}
 	}()
 	t0 := time.Since(epoch)
@@ -121,11 +168,59 @@ func (s *seqRun[E, R]) runChunk(c *seqChunk[E, R]) {
 	ok = true
 }
 
-// pooled is the pool task of c.
-func (s *seqRun[E, R]) pooled(c *seqChunk[E, R]) {
-	if !c.state.CompareAndSwap(chunkQueued, chunkTaken) {
-		return // the caller took it back (or a newer use of c was run by an older task)
+// serve is the pool task of a run: it runs the oldest queued chunk until
+// none is left, then exits. It runs a chunk only after taking it from
+// chunkQueued, and the caller does not return before every chunk it
+// queued has finished, so a task never runs the user's function once the
+// call has returned; a task that starts later finds pending empty.
+func (s *seqRun[E, R]) serve(*forkjoin.Worker) {
+	exited := false
+	defer func() {
+		if !exited { // a Goexit in the user's function
+			s.mu.Lock()
+			s.tasks--
+			s.mu.Unlock()
+		}
+	}()
+	for {
+		c := s.take()
+		if c == nil {
+			exited = true // take has counted the exit
+			return
+		}
+		s.runTaken(c)
 	}
+}
+
+// take removes the oldest chunk of pending and moves it from chunkQueued to
+// chunkTaken, dropping the chunks the caller took back meanwhile. With
+// none left it counts the task's exit, under the same lock as the caller's
+// test in hand, so that a chunk appended is either seen here or sees room
+// for a new task.
+func (s *seqRun[E, R]) take() *seqChunk[E, R] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.plen > 0 {
+		c := s.popPending()
+		if c.state.CompareAndSwap(chunkQueued, chunkTaken) {
+			return c
+		}
+	}
+	s.tasks--
+	return nil
+}
+
+// popPending removes the oldest chunk of pending. s.mu must be held.
+func (s *seqRun[E, R]) popPending() *seqChunk[E, R] {
+	c := s.pending[s.phead]
+	s.pending[s.phead] = nil
+	s.phead = (s.phead + 1) % len(s.pending)
+	s.plen--
+	return c
+}
+
+// runTaken runs c, taken by a pool task, and signals its end.
+func (s *seqRun[E, R]) runTaken(c *seqChunk[E, R]) {
 	defer func() { c.done <- struct{}{} }() // deferred: sent even if the leaf calls Goexit
 	s.runChunk(c)
 }
@@ -137,9 +232,7 @@ func (s *seqRun[E, R]) chunk() *seqChunk[E, R] {
 		s.free = s.free[:n-1]
 		return c
 	}
-	c := &seqChunk[E, R]{in: make([]E, 0, s.size), done: make(chan struct{}, 1)}
-	c.task = func(*forkjoin.Worker) { s.pooled(c) }
-	return c
+	return &seqChunk[E, R]{in: make([]E, 0, s.size), done: make(chan struct{}, 1)}
 }
 
 // claim runs c on the caller if no pool task has taken it yet.
@@ -183,19 +276,35 @@ func (s *seqRun[E, R]) wait(c *seqChunk[E, R]) {
 }
 
 // retire removes the oldest chunk of the ring, which must have finished,
-// passes it to deliver unless the loop has stopped, and recycles it. It
-// reports false if deliver did (the consumer stopped).
+// passes it to deliver unless the loop has stopped (or, for MapSeq, it
+// follows a chunk that panicked), and recycles it. A chunk that panicked
+// (MapSeq) is delivered up to the panicking element, and then its panic
+// stops the loop, unless the consumer stopped first: then it is dropped.
+// retire reports false if the loop must stop.
 func (s *seqRun[E, R]) retire(deliver func(c *seqChunk[E, R]) bool) bool {
 	c := s.ring[0]
 	s.ring = append(s.ring[:0], s.ring[1:]...)
+	// c may still be in pending (taken back by the caller, no task popped
+	// it); if so it is pending[0]: pending holds handed chunks in order,
+	// and every older one was removed by a task or by its own retire.
+	s.mu.Lock()
+	if s.plen > 0 && s.pending[s.phead] == c {
+		s.popPending()
+	}
+	s.mu.Unlock()
 	ok := true
-	if !s.stop.Load() && deliver != nil && !deliver(c) {
-		s.stop.Store(true)
-		ok = false
+	if !s.stop.Load() && c.seq <= s.panicAt.Load() && deliver != nil {
+		if !deliver(c) {
+			s.stop.Store(true)
+			ok = false
+		} else if c.perr != nil {
+			s.fail(c.perr)
+			ok = false
+		}
 	}
 	clear(c.in) // drop references to the elements and results
 	clear(c.out)
-	c.in, c.out = c.in[:0], c.out[:0]
+	c.in, c.out, c.perr = c.in[:0], c.out[:0], nil
 	c.state.Store(chunkIdle)
 	s.free = append(s.free, c)
 	return ok
@@ -216,15 +325,32 @@ func (s *seqRun[E, R]) hand(c *seqChunk[E, R], deliver func(c *seqChunk[E, R]) b
 			return false
 		}
 	}
+	c.seq = s.next
+	s.next++
 	c.state.Store(chunkQueued)
 	s.ring = append(s.ring, c)
-	if err := s.p.Execute(c.task); err != nil {
-		// A full queue (WithMaxQueued) or a closed pool: the caller runs
-		// the chunk itself.
-		s.claim(c)
+	s.mu.Lock()
+	// plen < window: pending holds only chunks of the ring, which has
+	// room for c.
+	s.pending[(s.phead+s.plen)%len(s.pending)] = c
+	s.plen++
+	spawn := s.tasks < s.window
+	if spawn {
+		s.tasks++
+	}
+	s.mu.Unlock()
+	if spawn {
+		if err := s.p.Execute(s.task); err != nil {
+			// A full queue (WithMaxQueued) or a closed pool: the caller
+			// runs the chunk itself (unless a task took it meanwhile).
+			s.mu.Lock()
+			s.tasks--
+			s.mu.Unlock()
+			s.claim(c)
+		}
 	}
 	s.resize()
-	return !s.stop.Load()
+	return !s.halted()
 }
 
 // resize sets the size of the next chunk from the cost per element the
@@ -253,12 +379,15 @@ func (s *seqRun[E, R]) drain(deliver func(c *seqChunk[E, R]) bool) {
 
 // cancel, deferred by drive, stops the loop if it is unwinding (a panic in
 // the seq or in MapSeq's consumer) and waits for the chunks in flight, so
-// that no task runs the user's function once the call has returned.
+// that no task runs the user's function once the call has returned. It
+// drops the recycled chunks: a no-op task still queued keeps s alive, not
+// the chunks' buffers.
 func (s *seqRun[E, R]) cancel() {
 	if len(s.ring) > 0 {
 		s.stop.Store(true)
 		s.drain(nil)
 	}
+	s.free, s.ring = nil, nil
 }
 
 // drive pulls seq on the calling goroutine. While probing (the first
@@ -273,7 +402,7 @@ func (s *seqRun[E, R]) drive(seq iter.Seq[E], inline func(E) bool, deliver func(
 	k, next, start := 0, 1, time.Since(epoch)
 	var cur *seqChunk[E, R]
 	seq(func(x E) bool {
-		if s.stop.Load() {
+		if s.halted() {
 			return false // also for a seq that calls yield after a false
 		}
 		if probing {
@@ -310,6 +439,8 @@ func (s *seqRun[E, R]) drive(seq iter.Seq[E], inline func(E) bool, deliver func(
 	if cur != nil {
 		// The last, partial chunk: the caller would only wait now, so it
 		// runs the chunk itself.
+		cur.seq = s.next
+		s.next++
 		cur.state.Store(chunkFinished)
 		s.ring = append(s.ring, cur)
 		s.runChunk(cur)
@@ -342,6 +473,11 @@ func (s *seqRun[E, R]) rethrowRun() {
 // 50 µs of work per chunk, at most 4096 elements); Grain(g) sets chunks of
 // g elements. Memory: at most 2·P + 1 chunks are held at once (P the
 // pool's parallelism): 2·P handed to the pool and the one being filled.
+// Submissions: chunks are not tied to pool tasks; at most 2·P tasks of a
+// loop are outstanding at once, each running the oldest queued chunks
+// until none is left, so a chunk the caller runs itself leaves nothing
+// behind, and once ForSeq has returned at most 2·P tasks of it that found
+// no work may still sit in the pool's queue (they run no user code).
 //
 // A panic in body stops the pulling (seq's yield returns false), waits for
 // the chunks in flight, and reaches the caller as a *forkjoin.PanicError.
@@ -352,14 +488,9 @@ func (s *seqRun[E, R]) rethrowRun() {
 // refuses a chunk (a full WithMaxQueued queue, a closed pool), the caller
 // runs it. ForSeq panics if seq or body is nil.
 //
-// Known limits (found by review, not fixed yet): each chunk is handed to
-// the pool as a submission of its own, and a chunk the caller takes back
-// leaves that submission queued until a worker finds it empty; while every
-// worker is busy (for instance each running a ForSeq of its own) these
-// no-op submissions pile up, beyond the 2·P+1 chunks above, and fill a
-// WithMaxQueued bound so that other submissions are refused. A body that
-// calls runtime.Goexit unwinds the calling goroutine through the seq when
-// its chunk ran on the caller, and arrives as a *forkjoin.PanicError with
+// Known limit (found by review, not fixed yet): a body that calls
+// runtime.Goexit unwinds the calling goroutine through the seq when its
+// chunk ran on the caller, and arrives as a *forkjoin.PanicError with
 // ErrGoexit when it ran on a worker.
 func ForSeq[E any](r forkjoin.Runner, seq iter.Seq[E], body func(E), opts ...Option) {
 	checkRunner("ForSeq", r)
@@ -369,7 +500,7 @@ func ForSeq[E any](r forkjoin.Runner, seq iter.Seq[E], body func(E), opts ...Opt
 	if body == nil {
 		panic("magpie: ForSeq called with a nil body")
 	}
-	s := newSeqRun(r, collectOptions(opts).grain, func(c *seqChunk[E, struct{}]) {
+	s := newSeqRun(r, collectOptions(opts).grain, false, func(c *seqChunk[E, struct{}]) {
 		for _, x := range c.in {
 			body(x)
 		}
@@ -406,16 +537,14 @@ func (s *seqRun[E, R]) inline(body func(E), x E) (ok bool) {
 //
 // Stopping the range early (break) stops the pulling, skips the chunks no
 // task has started and waits for the running ones: when the loop statement
-// ends, no call of f is running. A panic in f arrives at the range as a
-// *forkjoin.PanicError, after the chunks in flight have stopped (results
-// before the panicking element may not all have been yielded); a panic in
-// seq or in the loop's body propagates unchanged, likewise after. MapSeq
-// panics if seq or f is nil.
-//
-// Known limit (found by review): f runs ahead of the consumer, so a panic
-// in f on an element the consumer would never have reached (it breaks
-// earlier) still ends the range with that panic, where the sequential loop
-// would not panic. The limits of ForSeq apply too.
+// ends, no call of f is running. f runs ahead of the consumer, but a panic
+// in f is raised where the sequential loop would raise it: the range
+// yields every result before the panicking element, in order, and then
+// the panic arrives as a *forkjoin.PanicError (after the chunks in flight
+// have stopped); if the consumer stops before reaching that element, the
+// panic is dropped. A panic in seq or in the loop's body propagates
+// unchanged, likewise after the chunks in flight. MapSeq panics if seq or
+// f is nil. The submission bound and the Goexit limit of ForSeq apply too.
 func MapSeq[E, R any](r forkjoin.Runner, seq iter.Seq[E], f func(E) R, opts ...Option) iter.Seq[R] {
 	checkRunner("MapSeq", r)
 	if seq == nil {
@@ -426,12 +555,12 @@ func MapSeq[E, R any](r forkjoin.Runner, seq iter.Seq[E], f func(E) R, opts ...O
 	}
 	grain := collectOptions(opts).grain
 	return func(yield func(R) bool) {
-		s := newSeqRun(r, grain, func(c *seqChunk[E, R]) {
-			out := c.out[:0]
+		s := newSeqRun(r, grain, true, func(c *seqChunk[E, R]) {
+			// c.out grows per element: after a panic it holds the
+			// results before the panicking element, delivered first.
 			for _, x := range c.in {
-				out = append(out, f(x))
+				c.out = append(c.out, f(x))
 			}
-			c.out = out
 		})
 		var v R
 		s.drive(seq, func(x E) bool {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -367,4 +369,131 @@ func TestSeqNilArguments(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: ForSeq called with a nil body", func() { ForSeq(nil, seq, nil) })
 	require.PanicsWithValue(t, "magpie: MapSeq called with a nil seq", func() { MapSeq[int, int](nil, nil, func(int) int { return 0 }) })
 	require.PanicsWithValue(t, "magpie: MapSeq called with a nil function", func() { MapSeq[int, int](nil, seq, nil) })
+}
+
+// TestForSeqNoStaleTasks: while every worker is busy (each is itself a
+// ForSeq caller, with Grain(1), so the callers take back most chunks),
+// the submission queue holds at most the window of tasks of each loop,
+// 2·P per loop, however long the seq. (Before the fix every chunk taken
+// back left a no-op task queued: the reviewer saw 99,516.)
+func TestForSeqNoStaleTasks(t *testing.T) {
+	const par = 2
+	n := 50_000
+	if testenv.Race {
+		n = 5_000
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(par))
+	defer p.Close()
+	var worst atomic.Int64
+	var ready, done sync.WaitGroup
+	ready.Add(par)
+	done.Add(par)
+	for range par {
+		require.NoError(t, p.Execute(func(w *forkjoin.Worker) { // every worker a ForSeq caller
+			defer done.Done()
+			ready.Done()
+			ready.Wait()
+			var i atomic.Int64
+			ForSeq(w, (&seqProbe{}).seq(n), func(int) {
+				if i.Add(1)%100 == 0 {
+					q := int64(p.Stats().Queued)
+					for m := worst.Load(); q > m && !worst.CompareAndSwap(m, q); m = worst.Load() {
+					}
+				}
+			}, Grain(1))
+		}))
+	}
+	testenv.Within(t, "a ForSeq on every worker", done.Wait)
+	t.Logf("most tasks queued: %d", worst.Load())
+	require.LessOrEqual(t, worst.Load(), int64(par*seqWindow*par))
+}
+
+// TestForSeqBoundedQueueAfterReturn: with both workers blocked, a ForSeq
+// runs on its caller; once it has returned, at most its window (2·P) of
+// no-op tasks stay queued, so a WithMaxQueued(64) queue still accepts an
+// unrelated Execute. (Before the fix the stale tasks filled the queue.)
+func TestForSeqBoundedQueueAfterReturn(t *testing.T) {
+	const par = 2
+	p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMaxQueued(64))
+	defer p.Close()
+	release := make(chan struct{})
+	started := make(chan struct{}, par)
+	for range par { // both workers blocked (a long task, a blocking read)
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { started <- struct{}{}; <-release }))
+	}
+	for range par {
+		<-started
+	}
+	var sum atomic.Int64
+	testenv.Within(t, "ForSeq with the workers blocked", func() {
+		ForSeq(p, (&seqProbe{}).seq(10_000), func(i int) { sum.Add(int64(i)) }, Grain(1))
+	})
+	q := p.Stats().Queued
+	err := p.Execute(func(*forkjoin.Worker) {})
+	close(release)
+	require.EqualValues(t, 9_999*10_000/2, sum.Load())
+	require.LessOrEqual(t, q, seqWindow*par, "no-op tasks left queued")
+	require.NoError(t, err, "an unrelated Execute after ForSeq returned")
+}
+
+// speculativePanic is f for the MapSeq panic tests: with Grain(10), chunk
+// 1 (elements 10..19) panics at 15, and every call of chunk 0 waits until
+// it has, so the panic is always recorded before the consumer has seen
+// element 0. Chunk 1 always runs: the caller never sleeps on a queued
+// chunk, and chunk 0 cannot finish first.
+func speculativePanic(panicked *atomic.Bool) func(int) int {
+	return func(x int) int {
+		if x == 15 {
+			panicked.Store(true)
+			panic("speculative")
+		}
+		for x < 10 && !panicked.Load() {
+			runtime.Gosched()
+		}
+		return x
+	}
+}
+
+// TestMapSeqPanicAfterBreak: a consumer that breaks at the first result
+// never reaches the element whose f panicked (f ran ahead of it), so the
+// range ends without a panic, as the sequential loop would. (Before the
+// fix the panic ended the range, and the consumer never saw element 0.)
+func TestMapSeqPanicAfterBreak(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	for range 20 {
+		var panicked atomic.Bool
+		var got []int
+		testenv.Within(t, "MapSeq with a break before the panic", func() {
+			for v := range MapSeq(p, (&seqProbe{}).seq(1000), speculativePanic(&panicked), Grain(10)) {
+				got = append(got, v)
+				break
+			}
+		})
+		require.True(t, panicked.Load())
+		require.Equal(t, []int{0}, got)
+	}
+}
+
+// TestMapSeqPanicInOrder: a panic recorded ahead of the consumer is raised
+// when the consumer reaches the panicking element, after every result
+// before it, in order.
+func TestMapSeqPanicInOrder(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	for range 20 {
+		var panicked atomic.Bool
+		var got []int
+		var v any
+		testenv.Within(t, "MapSeq panicking at 15", func() {
+			defer func() { v = recover() }()
+			for x := range MapSeq(p, (&seqProbe{}).seq(1000), speculativePanic(&panicked), Grain(10)) {
+				got = append(got, x)
+			}
+		})
+		pe, ok := v.(*forkjoin.PanicError)
+		require.True(t, ok, "recovered %#v", v)
+		require.Equal(t, "speculative", pe.Value)
+		require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, got)
+	}
 }
