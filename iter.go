@@ -543,8 +543,10 @@ func (s *seqRun[E, R]) inline(body func(E), x E) (ok bool) {
 // the panic arrives as a *forkjoin.PanicError (after the chunks in flight
 // have stopped); if the consumer stops before reaching that element, the
 // panic is dropped. A panic in seq or in the loop's body propagates
-// unchanged, likewise after the chunks in flight. MapSeq panics if seq or
-// f is nil. The submission bound and the Goexit limit of ForSeq apply too.
+// unchanged, likewise after the chunks in flight; a panic in seq drops the
+// results not yet yielded, and with them any panic of f recorded among
+// them (the sequential loop would have yielded those results, or raised
+// f's panic, first). MapSeq panics if seq or f is nil. The submission bound and the Goexit limit of ForSeq apply too.
 func MapSeq[E, R any](r forkjoin.Runner, seq iter.Seq[E], f func(E) R, opts ...Option) iter.Seq[R] {
 	checkRunner("MapSeq", r)
 	if seq == nil {
