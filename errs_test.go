@@ -154,10 +154,7 @@ func TestErrHelpersMatchSequential(t *testing.T) {
 // loop ran sequentially: a one-worker pool, or n at most
 // SequentialThreshold without a Grain. Large random sizes and k.
 func TestErrHelpersManyFailures(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	maxN := 400_000
 	if testenv.Race {
@@ -191,10 +188,7 @@ func TestErrHelpersManyFailures(t *testing.T) {
 // bound of "at most one call per worker after the error", with the error
 // happening at the first call everywhere.
 func TestErrHelpersAllFailBound(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	for _, kind := range runnerKinds(p, single) {
 		for _, g := range grainOpts {
 			for _, n := range []int{1, 10, SequentialThreshold + 1, 100_000} {
@@ -220,10 +214,7 @@ func TestErrHelpersAllFailBound(t *testing.T) {
 // before the cancel), so late calls <= parallelism-1. Also when the parent
 // context is canceled by a call instead (then the result is ctx.Err()).
 func TestForContextStopsAfterError(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	n := 200_000
 	if testenv.Race {
 		n = 20_000

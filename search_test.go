@@ -66,10 +66,7 @@ func TestSearchMatchesSequential(t *testing.T) {
 // random target, random grain and every runner kind, against package
 // slices.
 func TestSearchRandom(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	maxN := 500_000
 	if testenv.Race {
@@ -102,10 +99,7 @@ func TestSearchRandom(t *testing.T) {
 // calls <= parallelism-1. For IndexFunc (pieces above the match stop, those
 // below run on) and for Any (everything stops).
 func TestSearchStopsOnceDecided(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	n := 300_000
 	if testenv.Race {
 		n = 30_000
@@ -155,10 +149,7 @@ func TestSearchStopsOnceDecided(t *testing.T) {
 // calls pred once at most: its own decision stops it, and every piece it
 // takes afterwards sees the bound.
 func TestSearchAllMatchBound(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	for _, kind := range runnerKinds(p, single) {
 		for _, g := range grainOpts {
 			for _, n := range []int{1, 10, SequentialThreshold + 1, 100_000} {

@@ -81,10 +81,7 @@ func makeRecs(r *rand.Rand, n int, key func(r *rand.Rand, i, n int) int) []rec {
 // TestSortByKeySmall: every size 0..300, every shape, every runner kind
 // and grain.
 func TestSortByKeySmall(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	for _, k := range runnerKinds(p, single) {
 		for _, g := range grainOpts {

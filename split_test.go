@@ -64,10 +64,7 @@ func testSizes(t *testing.T) []int {
 // reports an error instead of failing so that the loop stays cheap.
 func forEachConfig(t *testing.T, check func(r forkjoin.Runner, n int, opts []Option) error) {
 	t.Helper()
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer p.Close()
-	single := forkjoin.New(forkjoin.WithParallelism(1))
-	defer single.Close()
+	p, single := testPools(t)
 	sizes := testSizes(t)
 	for _, k := range runnerKinds(p, single) {
 		for _, g := range grainOpts {
@@ -107,4 +104,13 @@ func recoverValue(fn func()) (v any) {
 	defer func() { v = recover() }()
 	fn()
 	return nil
+}
+
+// testPools returns the two pools the helpers' tests run on, closed when
+// the test ends: four workers, and one (where every helper runs inline).
+func testPools(t testing.TB) (p, single *forkjoin.Pool) {
+	p = forkjoin.New(forkjoin.WithParallelism(4))
+	single = forkjoin.New(forkjoin.WithParallelism(1))
+	t.Cleanup(func() { p.Close(); single.Close() })
+	return p, single
 }
