@@ -175,8 +175,12 @@ type radixState[U radixWord] struct {
 }
 
 // radixBlocks is the number of parallel blocks for a pass over m elements.
-func (st *radixState[U]) radixBlocks(m int) int {
-	return max(1, min(st.workers*radixBlocksPerWorker, m/radixBlockMin))
+func (st *radixState[U]) radixBlocks(m int) int { return radixBlockCount(st.workers, m) }
+
+// radixBlockCount is the number of parallel blocks for a pass over m
+// elements on a pool of the given parallelism.
+func radixBlockCount(workers, m int) int {
+	return max(1, min(workers*radixBlocksPerWorker, m/radixBlockMin))
 }
 
 // forBlocks runs fn(w', 0), ..., fn(w', nb-1) in parallel on w by binary
@@ -226,7 +230,7 @@ func radixRun[U radixWord](r forkjoin.Runner, s []U, flip U) {
 func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
 	runSort(r, func(w *forkjoin.Worker) {
 		n := len(s)
-		nb := max(1, min(w.Pool().Parallelism()*radixBlocksPerWorker, n/radixBlockMin))
+		nb := radixBlockCount(w.Pool().Parallelism(), n)
 		mapped := make([]bool, nb) // block b holds keys
 		finished := false
 		defer func() {
@@ -270,7 +274,7 @@ func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
 func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 	n := len(s)
 	workers := w.Pool().Parallelism()
-	nb := max(1, min(workers*radixBlocksPerWorker, n/radixBlockMin))
+	nb := radixBlockCount(workers, n)
 
 	// One read pass: the bits in which keys differ, and whether the slice
 	// is sorted (ascending) or reversed (non-increasing) already.
