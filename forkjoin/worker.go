@@ -481,7 +481,7 @@ func (w *Worker) loop() {
 		if w.inbox.Load() != nil { // a Broadcast waits for this worker
 			if idle {
 				idle = false
-				p.addIdle(-1) // a worker running user code counts as running (see goid.go)
+				p.addIdle(-1) // a worker running user code counts as running (see caller.go)
 			}
 			w.runShares()
 			bo.Reset()
