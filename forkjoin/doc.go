@@ -113,6 +113,11 @@
 //	Future.Get, InvokeContext                      returns it as the error
 //	Execute                                        goes to the pool's panic handler
 //
+// A runtime error (a nil dereference, an index out of range) raised by the
+// runtime's own code rather than the task's is a bug in magpie, not the
+// task's panic: it ends the program with "forkjoin: internal error" and its
+// stack, as the Go runtime does with its own (TestInternalErrorEndsTheProgram).
+//
 // A task that calls runtime.Goexit (t.FailNow in a test) is reported the
 // same way, with a Value saying so, and its worker carries on.
 //
