@@ -24,7 +24,7 @@
 // flag drives the scaling run for magpie and the baselines alike. A pool is
 // created and closed inside each benchmark function, outside the timed loop:
 // the package's TestMain checks for leaked goroutines.
-package magpie_test
+package bench
 
 import (
 	"math/rand/v2"
