@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/magpie-go/magpie"
+	"github.com/magpie-go/magpie/forkjoin"
 )
 
 // The radix sort's own tuning benchmarks: where radixMin belongs and which
@@ -15,7 +16,10 @@ import (
 // in the comparative suite of the bench module, because the threshold
 // benchmark calls the radix sort below radixMin (SortRadixForBench, an
 // export of sort_radix_export_test.go) and the distributions are the radix
-// tests' rdxDists. Run them at one GOMAXPROCS per process:
+// tests' rdxDists. They are the code of the comparative suite's
+// BenchmarkSortRadixDists and BenchmarkSortRadixThreshold before the suite
+// moved (the same inputs, pool warm-up and heap warm-up). Run them at one
+// GOMAXPROCS per process:
 //
 //	go test -c -o magpie.test . && ./magpie.test -test.run '^$' -test.bench SortRadix -test.benchtime 1x -test.cpu 2
 
@@ -34,16 +38,39 @@ func rdxBenchRand(seed uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 }
 
+// rdxBenchPool starts a pool of GOMAXPROCS workers, closed when the
+// benchmark returns, and wakes every worker once so that the first timed
+// iteration does not pay for goroutine start-up.
+func rdxBenchPool(b *testing.B) *forkjoin.Pool {
+	p := srtPool(b, runtime.GOMAXPROCS(0))
+	forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return w.Index() })
+	return p
+}
+
+// rdxHeapSink keeps rdxWarmHeap's buffers from being optimised away.
+var rdxHeapSink []byte
+
+// rdxWarmHeap allocates and writes a buffer of n bytes 20 times before
+// BenchmarkSortRadixDists, whose radix rows allocate a buffer that large
+// per sort: in a fresh process the first such allocations cost several
+// times the steady-state ones (fresh pages, GC pacing still growing the
+// heap), which would penalise whichever implementation runs first.
+func rdxWarmHeap(n int) {
+	for range 20 {
+		rdxHeapSink = make([]byte, n)
+		for i := 0; i < n; i += 4096 {
+			rdxHeapSink[i] = 1
+		}
+	}
+	rdxHeapSink = nil
+}
+
 // rdxBenchSort times sortFn on a fresh copy of src per iteration (the copy
-// is not timed) and checks the last result. One untimed sort comes first:
-// it starts the pool's workers and lets the heap grow to the sort's
-// buffers, which in a fresh process cost several times the steady-state
-// allocation and would penalise whichever implementation runs first.
+// is not timed) and checks the last result.
 func rdxBenchSort(b *testing.B, src []int64, sortFn func([]int64)) {
 	b.Helper()
-	work := slices.Clone(src)
-	sortFn(work)
 	b.ReportAllocs()
+	work := make([]int64, len(src))
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
@@ -61,6 +88,7 @@ func rdxBenchSort(b *testing.B, src []int64, sortFn func([]int64)) {
 // rdxBenchDists with slices.Sort, magpie.Sort (radix) and magpie.Sort
 // with InPlace (quicksort), on a pool of GOMAXPROCS workers.
 func BenchmarkSortRadixDists(b *testing.B) {
+	rdxWarmHeap(8 * rdxBenchN)
 	for _, name := range rdxBenchDists {
 		var src []int64
 		for _, d := range rdxDists {
@@ -74,11 +102,11 @@ func BenchmarkSortRadixDists(b *testing.B) {
 			rdxBenchSort(b, src, slices.Sort[[]int64])
 		})
 		b.Run("dist="+name+"/impl=magpie", func(b *testing.B) {
-			p := srtPool(b, runtime.GOMAXPROCS(0))
+			p := rdxBenchPool(b)
 			rdxBenchSort(b, src, func(s []int64) { magpie.Sort(p, s) })
 		})
 		b.Run("dist="+name+"/impl=magpie-inplace", func(b *testing.B) {
-			p := srtPool(b, runtime.GOMAXPROCS(0))
+			p := rdxBenchPool(b)
 			rdxBenchSort(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) })
 		})
 	}
@@ -99,7 +127,7 @@ func BenchmarkSortRadixThreshold(b *testing.B) {
 			rdxBenchSort(b, src, slices.Sort[[]int64])
 		})
 		b.Run(fmt.Sprintf("n=%d/impl=radix", n), func(b *testing.B) {
-			p := srtPool(b, runtime.GOMAXPROCS(0))
+			p := rdxBenchPool(b)
 			rdxBenchSort(b, src, func(s []int64) { magpie.SortRadixForBench(p, s) })
 		})
 	}
