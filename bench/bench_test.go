@@ -133,6 +133,15 @@ func forChunks(g benchGroup, n int, body func(k, lo, hi int)) {
 	g.Wait()
 }
 
+// chunkResults runs body over one static chunk per GOMAXPROCS, each on its
+// own goroutine joined with a sync.WaitGroup, and returns the chunks'
+// results in chunk order: the hand-written baseline of the helpers.
+func chunkResults[T any](n int, body func(lo, hi int) T) []T {
+	out := make([]T, len(benchChunks(n)))
+	forChunks(new(sync.WaitGroup), n, func(k, lo, hi int) { out[k] = body(lo, hi) })
+	return out
+}
+
 // benchRand returns a deterministic generator, so that every implementation
 // and every run sees the same inputs.
 func benchRand(seed uint64) *rand.Rand {

@@ -198,3 +198,36 @@ func BenchmarkFib40(b *testing.B) {
 		})
 	}
 }
+
+// oversubscribedWorkers is the worker count of the oversubscribed pool:
+// many more workers than the development machine's 2 cores.
+const oversubscribedWorkers = 32
+
+// BenchmarkOversubscribed is fib(40) with sequential leaves below 25 (the
+// work of BenchmarkFib40) on a pool of oversubscribedWorkers workers
+// (magpie-32workers) against the usual pool of one worker per GOMAXPROCS
+// (magpie): the difference is what idle workers cost, searching for work
+// and being woken and put to sleep, when a user sizes a pool by guess.
+func BenchmarkOversubscribed(b *testing.B) {
+	b.Run("impl=seq", func(b *testing.B) {
+		runFib(b, fibCoarse, 0, func() int { return benchFibSeq(fibCoarse) })
+	})
+	b.Run("impl=magpie", func(b *testing.B) {
+		p := benchPool(b)
+		runFib(b, fibCoarse, 0, func() int {
+			return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute)
+		})
+	})
+	b.Run("impl=magpie-32workers", func(b *testing.B) {
+		checkProcs(b)
+		p := forkjoin.New(forkjoin.WithParallelism(oversubscribedWorkers))
+		b.Cleanup(p.Close)
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return w.Index() })
+		runFib(b, fibCoarse, 0, func() int {
+			return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute)
+		})
+	})
+	b.Run("impl=waitgroup", func(b *testing.B) {
+		runFib(b, fibCoarse, 0, func() int { return fibGroup(goroutineBaselines[0].newGroup, fibCoarse, fibCoarseLeaf) })
+	})
+}
