@@ -45,9 +45,12 @@ import (
 // the benchmark function returns. The testing package stops the timer before
 // cleanups run, so starting and stopping workers is never measured; the
 // caller resets the timer after building its inputs.
-func benchPool(b *testing.B) *forkjoin.Pool {
+func benchPool(b *testing.B) *forkjoin.Pool { return benchPoolOf(b, runtime.GOMAXPROCS(0)) }
+
+// benchPoolOf is benchPool with n workers.
+func benchPoolOf(b *testing.B, n int) *forkjoin.Pool {
 	checkProcs(b)
-	p := forkjoin.New(forkjoin.WithParallelism(runtime.GOMAXPROCS(0)))
+	p := forkjoin.New(forkjoin.WithParallelism(n))
 	b.Cleanup(p.Close)
 	// Wake every worker once so the first timed iteration does not pay for
 	// goroutine start-up.

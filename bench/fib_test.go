@@ -180,18 +180,19 @@ func BenchmarkFib30(b *testing.B) {
 	})
 }
 
+// runFibCoarse times fib(40) with sequential leaves below 25 as typed
+// tasks on p.
+func runFibCoarse(b *testing.B, p *forkjoin.Pool) {
+	runFib(b, fibCoarse, 0, func() int { return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute) })
+}
+
 // BenchmarkFib40 is the same recursion with sequential leaves below 25:
 // a few thousand forks, each over tens of microseconds of work.
 func BenchmarkFib40(b *testing.B) {
 	b.Run("impl=seq", func(b *testing.B) {
 		runFib(b, fibCoarse, 0, func() int { return benchFibSeq(fibCoarse) })
 	})
-	b.Run("impl=magpie", func(b *testing.B) {
-		p := benchPool(b)
-		runFib(b, fibCoarse, 0, func() int {
-			return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute)
-		})
-	})
+	b.Run("impl=magpie", func(b *testing.B) { runFibCoarse(b, benchPool(b)) })
 	for _, bl := range goroutineBaselines {
 		b.Run("impl="+bl.name, func(b *testing.B) {
 			runFib(b, fibCoarse, 0, func() int { return fibGroup(bl.newGroup, fibCoarse, fibCoarseLeaf) })
@@ -208,26 +209,11 @@ const oversubscribedWorkers = 32
 // (magpie-32workers) against the usual pool of one worker per GOMAXPROCS
 // (magpie): the difference is what idle workers cost, searching for work
 // and being woken and put to sleep, when a user sizes a pool by guess.
+// The goroutine baselines of this work are BenchmarkFib40's.
 func BenchmarkOversubscribed(b *testing.B) {
 	b.Run("impl=seq", func(b *testing.B) {
 		runFib(b, fibCoarse, 0, func() int { return benchFibSeq(fibCoarse) })
 	})
-	b.Run("impl=magpie", func(b *testing.B) {
-		p := benchPool(b)
-		runFib(b, fibCoarse, 0, func() int {
-			return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute)
-		})
-	})
-	b.Run("impl=magpie-32workers", func(b *testing.B) {
-		checkProcs(b)
-		p := forkjoin.New(forkjoin.WithParallelism(oversubscribedWorkers))
-		b.Cleanup(p.Close)
-		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return w.Index() })
-		runFib(b, fibCoarse, 0, func() int {
-			return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute)
-		})
-	})
-	b.Run("impl=waitgroup", func(b *testing.B) {
-		runFib(b, fibCoarse, 0, func() int { return fibGroup(goroutineBaselines[0].newGroup, fibCoarse, fibCoarseLeaf) })
-	})
+	b.Run("impl=magpie", func(b *testing.B) { runFibCoarse(b, benchPool(b)) })
+	b.Run("impl=magpie-32workers", func(b *testing.B) { runFibCoarse(b, benchPoolOf(b, oversubscribedWorkers)) })
 }
