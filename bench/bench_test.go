@@ -21,6 +21,11 @@
 //	channel    a fixed set of GOMAXPROCS goroutines draining one shared channel
 //	           (submitted tasks only: the global queue work stealing replaces)
 //
+// (and, in some families, variants named in their files). BenchmarkCeiling
+// (ceiling_test.go) is not a workload: it measures what the machine
+// allows P goroutines at the moment, and scripts/bench runs it before every
+// round of every family.
+//
 // Every pool and worker set has runtime.GOMAXPROCS(0) workers, so the -cpu
 // flag drives the scaling run for magpie and the baselines alike. A pool is
 // created and closed inside each benchmark function, outside the timed loop:
