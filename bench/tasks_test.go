@@ -45,25 +45,29 @@ func newChannelPool(b *testing.B) *channelPool {
 	return cp
 }
 
+// runTaskBatch times batch, which runs tinyTask for every index of out (n
+// of them) and returns once all have run, checks that the tasks ran, and
+// reports ns/task.
+func runTaskBatch(b *testing.B, n int, batch func(out []int)) {
+	b.ReportAllocs()
+	out := make([]int, n)
+	b.ResetTimer()
+	for range b.N {
+		batch(out)
+	}
+	b.StopTimer()
+	for _, i := range []int{0, n / 2, n - 1} {
+		if out[i] != i*i+1 {
+			b.Fatalf("out[%d] = %d: task not run", i, out[i])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/task")
+}
+
 // BenchmarkSubmit1M submits one million tiny tasks from the benchmark
 // goroutine and waits for all of them; ns/task is the cost of one.
 func BenchmarkSubmit1M(b *testing.B) {
-	run := func(b *testing.B, batch func(out []int)) {
-		b.ReportAllocs()
-		out := make([]int, tasksN)
-		b.ResetTimer()
-		for range b.N {
-			batch(out)
-		}
-		b.StopTimer()
-		for _, i := range []int{0, tasksN / 2, tasksN - 1} {
-			if out[i] != i*i+1 {
-				b.Fatalf("out[%d] = %d: task not run", i, out[i])
-			}
-		}
-		clear(out)
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/tasksN, "ns/task")
-	}
+	run := func(b *testing.B, batch func(out []int)) { runTaskBatch(b, tasksN, batch) }
 	// Every implementation but seq allocates a closure per task (32 MB per
 	// batch): grow the heap to that size before the first measurement.
 	warm := make([]int, tasksN)
@@ -162,21 +166,7 @@ func submitFrom(producers, n int, submit func(i int)) {
 // cost of one task, submission included.
 func BenchmarkSubmitFrom(b *testing.B) {
 	for _, producers := range []int{1, 4, 16} {
-		run := func(b *testing.B, batch func(out []int)) {
-			b.ReportAllocs()
-			out := make([]int, submitFromN)
-			b.ResetTimer()
-			for range b.N {
-				batch(out)
-			}
-			b.StopTimer()
-			for _, i := range []int{0, submitFromN / 2, submitFromN - 1} {
-				if out[i] != i*i+1 {
-					b.Fatalf("out[%d] = %d: task not run", i, out[i])
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/submitFromN, "ns/task")
-		}
+		run := func(b *testing.B, batch func(out []int)) { runTaskBatch(b, submitFromN, batch) }
 		name := fmt.Sprintf("producers=%d/impl=", producers)
 		b.Run(name+"seq", func(b *testing.B) {
 			run(b, func(out []int) {
