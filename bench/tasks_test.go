@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -44,25 +45,29 @@ func newChannelPool(b *testing.B) *channelPool {
 	return cp
 }
 
+// runTaskBatch times batch, which runs tinyTask for every index of out (n
+// of them) and returns once all have run, checks that the tasks ran, and
+// reports ns/task.
+func runTaskBatch(b *testing.B, n int, batch func(out []int)) {
+	b.ReportAllocs()
+	out := make([]int, n)
+	b.ResetTimer()
+	for range b.N {
+		batch(out)
+	}
+	b.StopTimer()
+	for _, i := range []int{0, n / 2, n - 1} {
+		if out[i] != i*i+1 {
+			b.Fatalf("out[%d] = %d: task not run", i, out[i])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/task")
+}
+
 // BenchmarkSubmit1M submits one million tiny tasks from the benchmark
 // goroutine and waits for all of them; ns/task is the cost of one.
 func BenchmarkSubmit1M(b *testing.B) {
-	run := func(b *testing.B, batch func(out []int)) {
-		b.ReportAllocs()
-		out := make([]int, tasksN)
-		b.ResetTimer()
-		for range b.N {
-			batch(out)
-		}
-		b.StopTimer()
-		for _, i := range []int{0, tasksN / 2, tasksN - 1} {
-			if out[i] != i*i+1 {
-				b.Fatalf("out[%d] = %d: task not run", i, out[i])
-			}
-		}
-		clear(out)
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/tasksN, "ns/task")
-	}
+	run := func(b *testing.B, batch func(out []int)) { runTaskBatch(b, tasksN, batch) }
 	// Every implementation but seq allocates a closure per task (32 MB per
 	// batch): grow the heap to that size before the first measurement.
 	warm := make([]int, tasksN)
@@ -132,4 +137,73 @@ func BenchmarkSubmit1M(b *testing.B) {
 			p.Wait()
 		})
 	})
+}
+
+// submitFromN is how many tasks one operation of BenchmarkSubmitFrom
+// submits, shared out between the producers.
+const submitFromN = 128 << 10
+
+// submitFrom starts producers goroutines, gives each an equal share of
+// [0, n) to hand to submit one index at a time, and waits for them: the
+// caller's submit arranges for the task to run and to be counted done.
+func submitFrom(producers, n int, submit func(i int)) {
+	var wg sync.WaitGroup
+	for k := range producers {
+		wg.Go(func() {
+			for i := n * k / producers; i < n*(k+1)/producers; i++ {
+				submit(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkSubmitFrom submits 128K tiny tasks from 1, 4 and 16 goroutines
+// outside any pool and waits for all of them: the request-handler shape,
+// where several goroutines feed one pool. magpie is Pool.Execute, channel
+// the channel pool (every producer sends on its one channel), waitgroup a
+// goroutine per task; seq runs the tasks on one goroutine. ns/task is the
+// cost of one task, submission included.
+func BenchmarkSubmitFrom(b *testing.B) {
+	for _, producers := range []int{1, 4, 16} {
+		run := func(b *testing.B, batch func(out []int)) { runTaskBatch(b, submitFromN, batch) }
+		name := fmt.Sprintf("producers=%d/impl=", producers)
+		b.Run(name+"seq", func(b *testing.B) {
+			run(b, func(out []int) {
+				for i := range submitFromN {
+					f := func() { tinyTask(out, i) }
+					f()
+				}
+			})
+		})
+		b.Run(name+"magpie", func(b *testing.B) {
+			p := benchPool(b)
+			run(b, func(out []int) {
+				var done sync.WaitGroup
+				done.Add(submitFromN)
+				submitFrom(producers, submitFromN, func(i int) {
+					if err := p.Execute(func(*forkjoin.Worker) { tinyTask(out, i); done.Done() }); err != nil {
+						panic(err) // the pool is open and unbounded: Execute cannot fail
+					}
+				})
+				done.Wait()
+			})
+		})
+		b.Run(name+"channel", func(b *testing.B) {
+			cp := newChannelPool(b)
+			run(b, func(out []int) {
+				var done sync.WaitGroup
+				done.Add(submitFromN)
+				submitFrom(producers, submitFromN, func(i int) { cp.jobs <- func() { tinyTask(out, i); done.Done() } })
+				done.Wait()
+			})
+		})
+		b.Run(name+"waitgroup", func(b *testing.B) {
+			run(b, func(out []int) {
+				var done sync.WaitGroup
+				submitFrom(producers, submitFromN, func(i int) { done.Go(func() { tinyTask(out, i) }) })
+				done.Wait()
+			})
+		})
+	}
 }
