@@ -1,83 +1,95 @@
-// Command crosssort times one Go sort of n random int64 for the
-// cross-ecosystem comparison in scripts/crosssort (see its README.md).
+// Command cross times the Go side of the cross-ecosystem comparison in
+// bench/cross (see its README.md): magpie and the plain Go way of doing
+// the same, on the workloads the Java and Rust programs beside it run with
+// the same parameters and inputs.
 //
-//	go run ./scripts/crosssort/go <impl> <n> <reps>
+//	cross <workload> <workers> <warmup> <reps>
 //
-// impl is magpie2 (magpie.Sort, 2 workers), magpie1 (1 worker),
-// magpie2-inplace (magpie.Sort with InPlace, 2 workers) or slices (slices.Sort).
-// It prints one line "<impl> <milliseconds>" per timed sort.
+// workload is fib30, fib40, sort, sum or tasks (workloads.go); workers is
+// the pool size and GOMAXPROCS (1 or 2). The sequential implementations
+// run only when workers is 1. Every implementation runs warmup untimed
+// times, then reps timed times, the implementations taking turns. It prints
+// one line "go <workload> <impl> <workers> <milliseconds>" per timed run and
+// exits 1 if a result is wrong.
+//
+// This program imports only the standard library and magpie, so it builds
+// in whichever module holds bench/cross.
 package main
 
 import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"time"
 
-	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-// warmup sorts run before the timed ones, as in the Rust and Java programs.
-const warmup = 5
+// impl is one implementation of a workload: run does one timed run and
+// returns its time, preparing its input untimed and checking its result.
+type impl struct {
+	name string
+	run  func() time.Duration
+	// once: a run takes seconds (a goroutine per fork), so it runs one
+	// warmup and one timed run per process whatever warmup and reps say.
+	once bool
+}
 
 func main() {
-	if len(os.Args) != 4 {
-		fail("usage: crosssort <impl> <n> <reps>")
+	if len(os.Args) != 5 {
+		fail("usage: cross <workload> <workers> <warmup> <reps>")
 	}
-	impl := os.Args[1]
-	n, err1 := strconv.Atoi(os.Args[2])
-	reps, err2 := strconv.Atoi(os.Args[3])
-	if err1 != nil || err2 != nil {
-		fail("n and reps must be integers")
+	workload := os.Args[1]
+	workers, err1 := strconv.Atoi(os.Args[2])
+	warmup, err2 := strconv.Atoi(os.Args[3])
+	reps, err3 := strconv.Atoi(os.Args[4])
+	if err1 != nil || err2 != nil || err3 != nil || workers < 1 || warmup < 0 || reps < 1 {
+		fail("cross: workers, warmup and reps must be integers (workers, reps >= 1)")
 	}
-	// Two Ps on the 2-vCPU machine, whatever the environment says.
-	runtime.GOMAXPROCS(2)
+	build, ok := workloads[workload]
+	if !ok {
+		fail("cross: unknown workload " + workload)
+	}
+	// One GOMAXPROCS per process, the size of the pool.
+	runtime.GOMAXPROCS(workers)
+	p := forkjoin.New(forkjoin.WithParallelism(workers))
+	defer p.Close()
 
-	var sort func([]int64)
-	switch impl {
-	case "magpie2", "magpie2-inplace":
-		p := forkjoin.New(forkjoin.WithParallelism(2))
-		defer p.Close()
-		if impl == "magpie2" {
-			sort = func(s []int64) { magpie.Sort(p, s) }
-		} else {
-			sort = func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }
+	impls := build(p, workers)
+	for _, im := range impls {
+		for range im.warmups(warmup) {
+			im.run()
 		}
-	case "magpie1":
-		p := forkjoin.New(forkjoin.WithParallelism(1))
-		defer p.Close()
-		sort = func(s []int64) { magpie.Sort(p, s) }
-	case "slices":
-		sort = slices.Sort[[]int64]
-	default:
-		fail("unknown impl " + impl)
 	}
-
-	input := make([]int64, n)
-	seed := uint64(42)
-	for i := range input {
-		input[i] = int64(splitmix64(&seed))
-	}
-	s := make([]int64, n)
-	for i := 0; i < warmup+reps; i++ {
-		copy(s, input) // not timed
-		start := time.Now()
-		sort(s)
-		d := time.Since(start)
-		if !slices.IsSorted(s) {
-			fail(impl + ": result not sorted")
-		}
-		if i >= warmup {
-			fmt.Printf("%s %.3f\n", impl, float64(d.Nanoseconds())/1e6)
+	for r := range reps {
+		for _, im := range impls {
+			if im.once && r > 0 {
+				continue
+			}
+			d := im.run()
+			fmt.Printf("go %s %s %d %.3f\n", workload, im.name, workers, float64(d.Nanoseconds())/1e6)
 		}
 	}
 }
 
-// splitmix64 is the generator all three programs use, so that they sort
-// the same uniformly random 64-bit values.
+// warmups is how many of the warmup runs asked for im makes.
+func (im impl) warmups(warmup int) int {
+	if im.once {
+		return min(warmup, 1)
+	}
+	return warmup
+}
+
+// timed returns the time fn takes.
+func timed(fn func()) time.Duration {
+	start := time.Now()
+	fn()
+	return time.Since(start)
+}
+
+// splitmix64 is the generator all three programs use, so that they work on
+// the same values.
 func splitmix64(x *uint64) uint64 {
 	*x += 0x9e3779b97f4a7c15
 	z := *x
