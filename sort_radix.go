@@ -64,9 +64,9 @@ const radixMin = 1 << 12
 // 39K-element buckets of 10M random keys took a second MSD level and left
 // buckets of about 150, whose per-leaf fixed costs (histograms, prefix
 // sums) dominated; with 1<<16 they go to the leaf at once. Measured on 10M
-// random int64 (scripts/crosssort/go, 9 sorts each, interleaved): 1 worker
-// 481 ms at 1<<15, 268 ms at 1<<16, 336 ms at 1<<17; 2 workers 228, 160,
-// 158 ms.
+// random int64 (scripts/crosssort/go, now the sort of bench/cross/go; 9
+// sorts each, interleaved): 1 worker 481 ms at 1<<15, 268 ms at 1<<16,
+// 336 ms at 1<<17; 2 workers 228, 160, 158 ms.
 const radixLeaf = 1 << 16
 
 // radixInsertion is the length up to which a range is insertion-sorted.
