@@ -2,7 +2,6 @@ package magpie_test
 
 import (
 	"cmp"
-	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/magpie-go/magpie"
+	"github.com/magpie-go/magpie/internal/sorttest"
 )
 
 const (
@@ -145,25 +145,6 @@ func mergeFunc[E any](dst, a, b []E, cmp func(a, b E) int) {
 	copy(dst[k:], b[j:])
 }
 
-// runSort times sortFn on a fresh copy of src per iteration (the copy is not
-// timed) and checks the last result with check.
-func runSort[E any](b *testing.B, src []E, sortFn func([]E), check func([]E) bool) {
-	b.Helper()
-	b.ReportAllocs()
-	work := make([]E, len(src))
-	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
-		copy(work, src)
-		b.StartTimer()
-		sortFn(work)
-	}
-	b.StopTimer()
-	if !check(work) {
-		b.Fatal("result is not sorted as the standard library sorts it")
-	}
-}
-
 // BenchmarkSortInt64 sorts 10M random int64: magpie.Sort (the radix sort)
 // and magpie.Sort with InPlace (the quicksort) against slices.Sort and
 // goroutine merge sorts.
@@ -172,19 +153,19 @@ func BenchmarkSortInt64(b *testing.B) {
 	warmHeap(8 * len(src))
 	sorted := func(s []int64) bool { return slices.IsSorted(s) }
 	b.Run("impl=seq", func(b *testing.B) {
-		runSort(b, src, slices.Sort[[]int64], sorted)
+		sorttest.Time(b, src, slices.Sort[[]int64], sorted)
 	})
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
-		runSort(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
+		sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
 	})
 	b.Run("impl=magpie-inplace", func(b *testing.B) {
 		p := benchPool(b)
-		runSort(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
+		sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
 	})
 	for _, bl := range goroutineBaselines {
 		b.Run("impl="+bl.name, func(b *testing.B) {
-			runSort(b, src, func(s []int64) {
+			sorttest.Time(b, src, func(s []int64) {
 				mergeSortOrdered(bl.newGroup, s, make([]int64, len(s)), sortGrain(len(s)))
 			}, sorted)
 		})
@@ -209,15 +190,15 @@ func BenchmarkSortStableFunc(b *testing.B) {
 	src := stableInput()
 	warmHeap(int(unsafe.Sizeof(bRec{})) * len(src))
 	b.Run("impl=seq", func(b *testing.B) {
-		runSort(b, src, func(s []bRec) { slices.SortStableFunc(s, cmpBRec) }, benchStableSorted)
+		sorttest.Time(b, src, func(s []bRec) { slices.SortStableFunc(s, cmpBRec) }, benchStableSorted)
 	})
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
-		runSort(b, src, func(s []bRec) { magpie.SortStableFunc(p, s, cmpBRec) }, benchStableSorted)
+		sorttest.Time(b, src, func(s []bRec) { magpie.SortStableFunc(p, s, cmpBRec) }, benchStableSorted)
 	})
 	for _, bl := range goroutineBaselines {
 		b.Run("impl="+bl.name, func(b *testing.B) {
-			runSort(b, src, func(s []bRec) {
+			sorttest.Time(b, src, func(s []bRec) {
 				mergeSortStable(bl.newGroup, s, make([]bRec, len(s)), cmpBRec, sortGrain(len(s)))
 			}, benchStableSorted)
 		})
@@ -237,45 +218,23 @@ func BenchmarkSortRadixDists(b *testing.B) {
 	sorted := func(s []int64) bool { return slices.IsSorted(s) }
 	for _, name := range radixBenchDists {
 		var src []int64
-		for _, d := range rdxDists {
-			if d.name == name {
-				for _, v := range d.gen(benchRand(7), sortN) {
+		for _, d := range sorttest.RadixDists {
+			if d.Name == name {
+				for _, v := range d.Gen(benchRand(7), sortN) {
 					src = append(src, int64(v))
 				}
 			}
 		}
 		b.Run("dist="+name+"/impl=seq", func(b *testing.B) {
-			runSort(b, src, slices.Sort[[]int64], sorted)
+			sorttest.Time(b, src, slices.Sort[[]int64], sorted)
 		})
 		b.Run("dist="+name+"/impl=magpie", func(b *testing.B) {
 			p := benchPool(b)
-			runSort(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
+			sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
 		})
 		b.Run("dist="+name+"/impl=magpie-inplace", func(b *testing.B) {
 			p := benchPool(b)
-			runSort(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
-		})
-	}
-}
-
-// BenchmarkSortRadixThreshold sorts random int64 slices of sizes around
-// radixMin on the calling goroutine's pool of GOMAXPROCS workers, radix
-// against slices.Sort (which Sort uses below radixMin): where the radix
-// sort starts to win is where radixMin belongs.
-func BenchmarkSortRadixThreshold(b *testing.B) {
-	sorted := func(s []int64) bool { return slices.IsSorted(s) }
-	for _, n := range []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 16} {
-		r := benchRand(9)
-		src := make([]int64, n)
-		for i := range src {
-			src[i] = r.Int64()
-		}
-		b.Run(fmt.Sprintf("n=%d/impl=seq", n), func(b *testing.B) {
-			runSort(b, src, slices.Sort[[]int64], sorted)
-		})
-		b.Run(fmt.Sprintf("n=%d/impl=radix", n), func(b *testing.B) {
-			p := benchPool(b)
-			runSort(b, src, func(s []int64) { magpie.SortRadixForBench(p, s) }, sorted)
+			sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
 		})
 	}
 }

@@ -1,65 +1,68 @@
-package magpie
+// Code generated from quick_func.go by TestSortOrderedGenerated (quick_gen_test.go); DO NOT EDIT.
+
+package sorts
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-// The parallel pattern-defeating quicksort behind SortFunc. sort_quick_ordered.go
-// is the same code for cmp.Ordered (comparisons inlined instead of calls
-// through cmp); keep the two in step, line for line.
+// The parallel pattern-defeating quicksort behind Sort: quick_func.go
+// with cmp.Less inlined in place of calls through a comparison function (a
+// call per comparison would cost Sort a third of its speed). Keep the two
+// in step, line for line.
 //
 // Every task owns data[a:b] and writes nothing outside it. It may read
 // data[a-1] (the pdqsort predecessor test): that element is a pivot placed
 // by an ancestor, or an element equal to it, and no running task writes it.
 
-// pdqTaskCmpFunc sorts data[a:b]; a typed task so that JoinTasks forks it
+// pdqTaskOrdered sorts data[a:b]; a typed task so that JoinTasks forks it
 // without allocating.
-type pdqTaskCmpFunc[E any] struct {
+type pdqTaskOrdered[E cmp.Ordered] struct {
 	data                        []E
 	a, b, limit, leaf           int
 	wasBalanced, wasPartitioned bool
 	adaptive                    bool
-	cmp                         func(a, b E) int
 }
 
-func (t pdqTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
-	parPdqCmpFunc(w, t.data, t.a, t.b, t.limit, t.wasBalanced, t.wasPartitioned, t.leaf, t.adaptive, t.cmp)
+func (t pdqTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
+	parPdqOrdered(w, t.data, t.a, t.b, t.limit, t.wasBalanced, t.wasPartitioned, t.leaf, t.adaptive)
 	return struct{}{}
 }
 
-// parPdqCmpFunc sorts data[a:b]. It follows pdqsort's loop (Go's
+// parPdqOrdered sorts data[a:b]. It follows pdqsort's loop (Go's
 // slices.pdqsort) but, instead of recursing on the smaller side, sorts
 // both sides in parallel; ranges below leaf (or, when adaptive, below
 // maxAdaptiveLeaf and met while the worker has a surplus of queued tasks)
-// go to slices.SortFunc, and so does a range that used up its budget of bad
+// go to slices.Sort, and so does a range that used up its budget of bad
 // partitions (limit).
-func parPdqCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, limit int, wasBalanced, wasPartitioned bool, leaf int, adaptive bool, cmp func(a, b E) int) {
+func parPdqOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, limit int, wasBalanced, wasPartitioned bool, leaf int, adaptive bool) {
 	for {
 		length := b - a
 		if length <= leaf || limit == 0 || (adaptive && length <= maxAdaptiveLeaf && w.Surplus() >= sortSurplus) {
-			slices.SortFunc(data[a:b], cmp)
+			slices.Sort(data[a:b])
 			return
 		}
 
 		// After an unbalanced partition, scatter a few elements so that
 		// the next pivot does not hit the same pattern again.
 		if !wasBalanced {
-			breakPatternsCmpFunc(data, a, b)
+			breakPatternsOrdered(data, a, b)
 			limit--
 		}
 
-		pivot, hint := choosePivotCmpFunc(data, a, b, cmp)
+		pivot, hint := choosePivotOrdered(data, a, b)
 		if hint == decreasingHint {
-			reverseRangeCmpFunc(data, a, b)
+			reverseRangeOrdered(data, a, b)
 			pivot = (b - 1) - (pivot - a)
 			hint = increasingHint
 		}
 
 		// Likely sorted already: an O(n) check with a few repairs.
 		if wasBalanced && wasPartitioned && hint == increasingHint {
-			if partialInsertionSortCmpFunc(data, a, b, cmp) {
+			if partialInsertionSortOrdered(data, a, b) {
 				return
 			}
 		}
@@ -67,8 +70,8 @@ func parPdqCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, limit int, wasBala
 		// The pivot equals the predecessor, which is <= every element
 		// here: many duplicates. Put the elements equal to the pivot
 		// first, they are done, and go on with the greater ones.
-		if a > 0 && !(cmp(data[a-1], data[pivot]) < 0) {
-			a = partitionEqualCmpFunc(data, a, b, pivot, cmp)
+		if a > 0 && !cmp.Less(data[a-1], data[pivot]) {
+			a = partitionEqualOrdered(data, a, b, pivot)
 			continue
 		}
 
@@ -77,14 +80,14 @@ func parPdqCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, limit int, wasBala
 		var mid int
 		var alreadyPartitioned bool
 		if length >= parPartitionMin && w.Surplus() < 0 {
-			mid, alreadyPartitioned = parPartitionCmpFunc(w, data, a, b, pivot, cmp)
+			mid, alreadyPartitioned = parPartitionOrdered(w, data, a, b, pivot)
 		} else {
-			mid, alreadyPartitioned = partitionCmpFunc(data, a, b, pivot, cmp)
+			mid, alreadyPartitioned = partitionOrdered(data, a, b, pivot)
 		}
 		leftLen, rightLen := mid-a, b-mid-1
 		balanced := min(leftLen, rightLen) >= length/8
-		left := pdqTaskCmpFunc[E]{data, a, mid, limit, leaf, balanced, alreadyPartitioned, adaptive, cmp}
-		right := pdqTaskCmpFunc[E]{data, mid + 1, b, limit, leaf, balanced, alreadyPartitioned, adaptive, cmp}
+		left := pdqTaskOrdered[E]{data, a, mid, limit, leaf, balanced, alreadyPartitioned, adaptive}
+		right := pdqTaskOrdered[E]{data, mid + 1, b, limit, leaf, balanced, alreadyPartitioned, adaptive}
 		// Fork the larger side: if it is stolen, the thief gets the bigger
 		// share; if not, it runs here next anyway.
 		if leftLen < rightLen {
@@ -96,17 +99,17 @@ func parPdqCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, limit int, wasBala
 	}
 }
 
-// partitionCmpFunc partitions data[a:b] around data[pivot]: on return
+// partitionOrdered partitions data[a:b] around data[pivot]: on return
 // data[i] < p for a <= i < newpivot, data[newpivot] = p and data[j] >= p
 // after it. alreadyPartitioned reports that no element had to move.
-func partitionCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) int) (newpivot int, alreadyPartitioned bool) {
+func partitionOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot int, alreadyPartitioned bool) {
 	data[a], data[pivot] = data[pivot], data[a]
 	i, j := a+1, b-1 // inclusive bounds of the elements left to partition
 
-	for i <= j && cmp(data[i], data[a]) < 0 {
+	for i <= j && cmp.Less(data[i], data[a]) {
 		i++
 	}
-	for i <= j && !(cmp(data[j], data[a]) < 0) {
+	for i <= j && !cmp.Less(data[j], data[a]) {
 		j--
 	}
 	if i > j {
@@ -118,10 +121,10 @@ func partitionCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) int) (n
 	j--
 
 	for {
-		for i <= j && cmp(data[i], data[a]) < 0 {
+		for i <= j && cmp.Less(data[i], data[a]) {
 			i++
 		}
-		for i <= j && !(cmp(data[j], data[a]) < 0) {
+		for i <= j && !cmp.Less(data[j], data[a]) {
 			j--
 		}
 		if i > j {
@@ -135,18 +138,18 @@ func partitionCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) int) (n
 	return j, false
 }
 
-// partitionEqualCmpFunc puts the elements of data[a:b] equal to
+// partitionEqualOrdered puts the elements of data[a:b] equal to
 // data[pivot] first and returns where the greater ones start. No element
 // of data[a:b] may be smaller than the pivot.
-func partitionEqualCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) int) (newpivot int) {
+func partitionEqualOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot int) {
 	data[a], data[pivot] = data[pivot], data[a]
 	i, j := a+1, b-1
 
 	for {
-		for i <= j && !(cmp(data[a], data[i]) < 0) {
+		for i <= j && !cmp.Less(data[a], data[i]) {
 			i++
 		}
-		for i <= j && cmp(data[a], data[j]) < 0 {
+		for i <= j && cmp.Less(data[a], data[j]) {
 			j--
 		}
 		if i > j {
@@ -159,18 +162,18 @@ func partitionEqualCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) in
 	return i
 }
 
-// partialInsertionSortCmpFunc repairs up to a few out-of-order pairs of
+// partialInsertionSortOrdered repairs up to a few out-of-order pairs of
 // data[a:b] and reports whether it is then sorted. Unlike the standard
 // library's version it never looks left of a, which belongs to another
 // task.
-func partialInsertionSortCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int) bool {
+func partialInsertionSortOrdered[E cmp.Ordered](data []E, a, b int) bool {
 	const (
 		maxSteps         = 5  // out-of-order pairs repaired at most
 		shortestShifting = 50 // below this, give up at the first one
 	)
 	i := a + 1
 	for range maxSteps {
-		for i < b && !(cmp(data[i], data[i-1]) < 0) {
+		for i < b && !cmp.Less(data[i], data[i-1]) {
 			i++
 		}
 		if i == b {
@@ -183,14 +186,14 @@ func partialInsertionSortCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int
 
 		// Shift the smaller one to the left.
 		for j := i - 1; j > a; j-- {
-			if !(cmp(data[j], data[j-1]) < 0) {
+			if !cmp.Less(data[j], data[j-1]) {
 				break
 			}
 			data[j], data[j-1] = data[j-1], data[j]
 		}
 		// Shift the greater one to the right.
 		for j := i + 1; j < b; j++ {
-			if !(cmp(data[j], data[j-1]) < 0) {
+			if !cmp.Less(data[j], data[j-1]) {
 				break
 			}
 			data[j], data[j-1] = data[j-1], data[j]
@@ -199,9 +202,9 @@ func partialInsertionSortCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int
 	return false
 }
 
-// breakPatternsCmpFunc swaps three elements near the middle of data[a:b]
+// breakPatternsOrdered swaps three elements near the middle of data[a:b]
 // with pseudo-random others.
-func breakPatternsCmpFunc[E any](data []E, a, b int) {
+func breakPatternsOrdered[E cmp.Ordered](data []E, a, b int) {
 	length := b - a
 	if length >= 8 {
 		random := xorshift(length)
@@ -216,10 +219,10 @@ func breakPatternsCmpFunc[E any](data []E, a, b int) {
 	}
 }
 
-// choosePivotCmpFunc returns the index of a pivot for data[a:b] (the
+// choosePivotOrdered returns the index of a pivot for data[a:b] (the
 // median of three, or Tukey's ninther from 50 elements on) and a hint of
 // whether the samples were all increasing or all decreasing.
-func choosePivotCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int) (pivot int, hint sortedHint) {
+func choosePivotOrdered[E cmp.Ordered](data []E, a, b int) (pivot int, hint sortedHint) {
 	const (
 		shortestNinther = 50
 		maxSwaps        = 4 * 3
@@ -233,11 +236,11 @@ func choosePivotCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int) (pivot 
 	)
 	if l >= 8 {
 		if l >= shortestNinther {
-			i = medianCmpFunc(data, i-1, i, i+1, &swaps, cmp)
-			j = medianCmpFunc(data, j-1, j, j+1, &swaps, cmp)
-			k = medianCmpFunc(data, k-1, k, k+1, &swaps, cmp)
+			i = medianOrdered(data, i-1, i, i+1, &swaps)
+			j = medianOrdered(data, j-1, j, j+1, &swaps)
+			k = medianOrdered(data, k-1, k, k+1, &swaps)
 		}
-		j = medianCmpFunc(data, i, j, k, &swaps, cmp)
+		j = medianOrdered(data, i, j, k, &swaps)
 	}
 	switch swaps {
 	case 0:
@@ -249,30 +252,30 @@ func choosePivotCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int) (pivot 
 	}
 }
 
-// order2CmpFunc returns x, y with data[x] <= data[y], {x, y} = {a, b}.
-func order2CmpFunc[E any](data []E, a, b int, swaps *int, cmp func(a, b E) int) (int, int) {
-	if cmp(data[b], data[a]) < 0 {
+// order2Ordered returns x, y with data[x] <= data[y], {x, y} = {a, b}.
+func order2Ordered[E cmp.Ordered](data []E, a, b int, swaps *int) (int, int) {
+	if cmp.Less(data[b], data[a]) {
 		*swaps++
 		return b, a
 	}
 	return a, b
 }
 
-// medianCmpFunc returns the index of the median of data[a], data[b], data[c].
-func medianCmpFunc[E any](data []E, a, b, c int, swaps *int, cmp func(a, b E) int) int {
-	a, b = order2CmpFunc(data, a, b, swaps, cmp)
-	b, c = order2CmpFunc(data, b, c, swaps, cmp)
-	_, b = order2CmpFunc(data, a, b, swaps, cmp)
+// medianOrdered returns the index of the median of data[a], data[b], data[c].
+func medianOrdered[E cmp.Ordered](data []E, a, b, c int, swaps *int) int {
+	a, b = order2Ordered(data, a, b, swaps)
+	b, c = order2Ordered(data, b, c, swaps)
+	_, b = order2Ordered(data, a, b, swaps)
 	return b
 }
 
-func reverseRangeCmpFunc[E any](data []E, a, b int) {
+func reverseRangeOrdered[E cmp.Ordered](data []E, a, b int) {
 	for i, j := a, b-1; i < j; i, j = i+1, j-1 {
 		data[i], data[j] = data[j], data[i]
 	}
 }
 
-// parPartitionCmpFunc is partitionCmpFunc run in parallel, for the top
+// parPartitionOrdered is partitionOrdered run in parallel, for the top
 // levels of a large sort, where a sequential partition would leave every
 // other worker idle: on 2 workers the first partition is only a few
 // percent of the sort, on 64 it would dominate it. It partitions blocks of
@@ -280,17 +283,17 @@ func reverseRangeCmpFunc[E any](data []E, a, b int) {
 // the large elements that ended left of the split point with the small
 // ones right of it (the k-th of one with the k-th of the other), and
 // finally puts the pivot between the two sides. Like every step of the
-// quicksort it only swaps, so a panicking cmp leaves a permutation.
-func parPartitionCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, pivot int, cmp func(a, b E) int) (newpivot int, alreadyPartitioned bool) {
+// quicksort it only swaps, so it never loses an element.
+func parPartitionOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, pivot int) (newpivot int, alreadyPartitioned bool) {
 	data[a], data[pivot] = data[pivot], data[a]
 	lo, n := a+1, b-a-1
 	blocks := min(n/parPartitionBlock, 4*w.Pool().Parallelism())
-	st := &parPartStateCmpFunc[E]{
-		data: data, p: data[a], cmp: cmp, lo: lo, hi: b,
+	st := &parPartStateOrdered[E]{
+		data: data, p: data[a], lo: lo, hi: b,
 		block: n / blocks, blocks: blocks,
 		small: make([]int, blocks), moved: make([]bool, blocks),
 	}
-	partBlocksTaskCmpFunc[E]{st, 0, blocks}.Compute(w)
+	partBlocksTaskOrdered[E]{st, 0, blocks}.Compute(w)
 
 	split := lo
 	moved := false
@@ -315,17 +318,16 @@ func parPartitionCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, pivot int, c
 		total += sp.hi - sp.lo
 	}
 	if total > 0 {
-		partSwapTaskCmpFunc[E]{st, 0, total}.Compute(w)
+		partSwapTaskOrdered[E]{st, 0, total}.Compute(w)
 	}
 	data[a], data[split-1] = data[split-1], data[a]
 	return split - 1, !moved && total == 0
 }
 
-// parPartStateCmpFunc is shared by the tasks of one parallel partition.
-type parPartStateCmpFunc[E any] struct {
+// parPartStateOrdered is shared by the tasks of one parallel partition.
+type parPartStateOrdered[E cmp.Ordered] struct {
 	data          []E
 	p             E
-	cmp           func(a, b E) int
 	lo, hi        int
 	block, blocks int    // block i is [lo+i*block, lo+(i+1)*block), the last one to hi
 	small         []int  // small[i]: elements < p in block i, now at its start
@@ -333,7 +335,7 @@ type parPartStateCmpFunc[E any] struct {
 	left, right   []span // misplaced large and small elements
 }
 
-func (st *parPartStateCmpFunc[E]) bounds(i int) (lo, hi int) {
+func (st *parPartStateOrdered[E]) bounds(i int) (lo, hi int) {
 	lo = st.lo + i*st.block
 	hi = lo + st.block
 	if i == st.blocks-1 {
@@ -342,29 +344,29 @@ func (st *parPartStateCmpFunc[E]) bounds(i int) (lo, hi int) {
 	return lo, hi
 }
 
-// partBlocksTaskCmpFunc partitions blocks [i, j) of a parallel partition.
-type partBlocksTaskCmpFunc[E any] struct {
-	st   *parPartStateCmpFunc[E]
+// partBlocksTaskOrdered partitions blocks [i, j) of a parallel partition.
+type partBlocksTaskOrdered[E cmp.Ordered] struct {
+	st   *parPartStateOrdered[E]
 	i, j int
 }
 
-func (t partBlocksTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
+func (t partBlocksTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.j-t.i > 1 {
 		m := t.i + (t.j-t.i)/2
 		forkjoin.JoinTasks[struct{}, struct{}](w,
-			partBlocksTaskCmpFunc[E]{t.st, t.i, m}, partBlocksTaskCmpFunc[E]{t.st, m, t.j})
+			partBlocksTaskOrdered[E]{t.st, t.i, m}, partBlocksTaskOrdered[E]{t.st, m, t.j})
 		return struct{}{}
 	}
 	st := t.st
-	data, p, cmp := st.data, st.p, st.cmp
+	data, p := st.data, st.p
 	lo, hi := st.bounds(t.i)
 	i, j := lo, hi-1
 	moved := false
 	for {
-		for i <= j && cmp(data[i], p) < 0 {
+		for i <= j && cmp.Less(data[i], p) {
 			i++
 		}
-		for i <= j && !(cmp(data[j], p) < 0) {
+		for i <= j && !cmp.Less(data[j], p) {
 			j--
 		}
 		if i > j {
@@ -379,18 +381,18 @@ func (t partBlocksTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
 	return struct{}{}
 }
 
-// partSwapTaskCmpFunc swaps the misplaced pairs [from, to) of a parallel
+// partSwapTaskOrdered swaps the misplaced pairs [from, to) of a parallel
 // partition: the k-th element of the left runs with the k-th of the right.
-type partSwapTaskCmpFunc[E any] struct {
-	st       *parPartStateCmpFunc[E]
+type partSwapTaskOrdered[E cmp.Ordered] struct {
+	st       *parPartStateOrdered[E]
 	from, to int
 }
 
-func (t partSwapTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
+func (t partSwapTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.to-t.from > parPartitionBlock {
 		m := t.from + (t.to-t.from)/2
 		forkjoin.JoinTasks[struct{}, struct{}](w,
-			partSwapTaskCmpFunc[E]{t.st, t.from, m}, partSwapTaskCmpFunc[E]{t.st, m, t.to})
+			partSwapTaskOrdered[E]{t.st, t.from, m}, partSwapTaskOrdered[E]{t.st, m, t.to})
 		return struct{}{}
 	}
 	data := t.st.data

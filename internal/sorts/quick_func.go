@@ -1,68 +1,65 @@
-// Code generated from sort_quick_func.go by TestSortOrderedGenerated (sort_gen_test.go); DO NOT EDIT.
-
-package magpie
+package sorts
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-// The parallel pattern-defeating quicksort behind Sort: sort_quick_func.go
-// with cmp.Less inlined in place of calls through a comparison function (a
-// call per comparison would cost Sort a third of its speed). Keep the two
-// in step, line for line.
+// The parallel pattern-defeating quicksort behind Func. quick_ordered.go
+// is the same code for cmp.Ordered (comparisons inlined instead of calls
+// through cmp); keep the two in step, line for line.
 //
 // Every task owns data[a:b] and writes nothing outside it. It may read
 // data[a-1] (the pdqsort predecessor test): that element is a pivot placed
 // by an ancestor, or an element equal to it, and no running task writes it.
 
-// pdqTaskOrdered sorts data[a:b]; a typed task so that JoinTasks forks it
+// pdqTaskCmpFunc sorts data[a:b]; a typed task so that JoinTasks forks it
 // without allocating.
-type pdqTaskOrdered[E cmp.Ordered] struct {
+type pdqTaskCmpFunc[E any] struct {
 	data                        []E
 	a, b, limit, leaf           int
 	wasBalanced, wasPartitioned bool
 	adaptive                    bool
+	cmp                         func(a, b E) int
 }
 
-func (t pdqTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
-	parPdqOrdered(w, t.data, t.a, t.b, t.limit, t.wasBalanced, t.wasPartitioned, t.leaf, t.adaptive)
+func (t pdqTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
+	parPdqCmpFunc(w, t.data, t.a, t.b, t.limit, t.wasBalanced, t.wasPartitioned, t.leaf, t.adaptive, t.cmp)
 	return struct{}{}
 }
 
-// parPdqOrdered sorts data[a:b]. It follows pdqsort's loop (Go's
+// parPdqCmpFunc sorts data[a:b]. It follows pdqsort's loop (Go's
 // slices.pdqsort) but, instead of recursing on the smaller side, sorts
 // both sides in parallel; ranges below leaf (or, when adaptive, below
 // maxAdaptiveLeaf and met while the worker has a surplus of queued tasks)
-// go to slices.Sort, and so does a range that used up its budget of bad
+// go to slices.SortFunc, and so does a range that used up its budget of bad
 // partitions (limit).
-func parPdqOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, limit int, wasBalanced, wasPartitioned bool, leaf int, adaptive bool) {
+func parPdqCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, limit int, wasBalanced, wasPartitioned bool, leaf int, adaptive bool, cmp func(a, b E) int) {
 	for {
 		length := b - a
 		if length <= leaf || limit == 0 || (adaptive && length <= maxAdaptiveLeaf && w.Surplus() >= sortSurplus) {
-			slices.Sort(data[a:b])
+			slices.SortFunc(data[a:b], cmp)
 			return
 		}
 
 		// After an unbalanced partition, scatter a few elements so that
 		// the next pivot does not hit the same pattern again.
 		if !wasBalanced {
-			breakPatternsOrdered(data, a, b)
+			breakPatternsCmpFunc(data, a, b)
 			limit--
 		}
 
-		pivot, hint := choosePivotOrdered(data, a, b)
+		pivot, hint := choosePivotCmpFunc(data, a, b, cmp)
 		if hint == decreasingHint {
-			reverseRangeOrdered(data, a, b)
+			reverseRangeCmpFunc(data, a, b)
 			pivot = (b - 1) - (pivot - a)
 			hint = increasingHint
 		}
 
 		// Likely sorted already: an O(n) check with a few repairs.
 		if wasBalanced && wasPartitioned && hint == increasingHint {
-			if partialInsertionSortOrdered(data, a, b) {
+			if partialInsertionSortCmpFunc(data, a, b, cmp) {
 				return
 			}
 		}
@@ -70,8 +67,8 @@ func parPdqOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, limit int,
 		// The pivot equals the predecessor, which is <= every element
 		// here: many duplicates. Put the elements equal to the pivot
 		// first, they are done, and go on with the greater ones.
-		if a > 0 && !cmp.Less(data[a-1], data[pivot]) {
-			a = partitionEqualOrdered(data, a, b, pivot)
+		if a > 0 && !(cmp(data[a-1], data[pivot]) < 0) {
+			a = partitionEqualCmpFunc(data, a, b, pivot, cmp)
 			continue
 		}
 
@@ -80,14 +77,14 @@ func parPdqOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, limit int,
 		var mid int
 		var alreadyPartitioned bool
 		if length >= parPartitionMin && w.Surplus() < 0 {
-			mid, alreadyPartitioned = parPartitionOrdered(w, data, a, b, pivot)
+			mid, alreadyPartitioned = parPartitionCmpFunc(w, data, a, b, pivot, cmp)
 		} else {
-			mid, alreadyPartitioned = partitionOrdered(data, a, b, pivot)
+			mid, alreadyPartitioned = partitionCmpFunc(data, a, b, pivot, cmp)
 		}
 		leftLen, rightLen := mid-a, b-mid-1
 		balanced := min(leftLen, rightLen) >= length/8
-		left := pdqTaskOrdered[E]{data, a, mid, limit, leaf, balanced, alreadyPartitioned, adaptive}
-		right := pdqTaskOrdered[E]{data, mid + 1, b, limit, leaf, balanced, alreadyPartitioned, adaptive}
+		left := pdqTaskCmpFunc[E]{data, a, mid, limit, leaf, balanced, alreadyPartitioned, adaptive, cmp}
+		right := pdqTaskCmpFunc[E]{data, mid + 1, b, limit, leaf, balanced, alreadyPartitioned, adaptive, cmp}
 		// Fork the larger side: if it is stolen, the thief gets the bigger
 		// share; if not, it runs here next anyway.
 		if leftLen < rightLen {
@@ -99,17 +96,17 @@ func parPdqOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, limit int,
 	}
 }
 
-// partitionOrdered partitions data[a:b] around data[pivot]: on return
+// partitionCmpFunc partitions data[a:b] around data[pivot]: on return
 // data[i] < p for a <= i < newpivot, data[newpivot] = p and data[j] >= p
 // after it. alreadyPartitioned reports that no element had to move.
-func partitionOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot int, alreadyPartitioned bool) {
+func partitionCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) int) (newpivot int, alreadyPartitioned bool) {
 	data[a], data[pivot] = data[pivot], data[a]
 	i, j := a+1, b-1 // inclusive bounds of the elements left to partition
 
-	for i <= j && cmp.Less(data[i], data[a]) {
+	for i <= j && cmp(data[i], data[a]) < 0 {
 		i++
 	}
-	for i <= j && !cmp.Less(data[j], data[a]) {
+	for i <= j && !(cmp(data[j], data[a]) < 0) {
 		j--
 	}
 	if i > j {
@@ -121,10 +118,10 @@ func partitionOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot int, a
 	j--
 
 	for {
-		for i <= j && cmp.Less(data[i], data[a]) {
+		for i <= j && cmp(data[i], data[a]) < 0 {
 			i++
 		}
-		for i <= j && !cmp.Less(data[j], data[a]) {
+		for i <= j && !(cmp(data[j], data[a]) < 0) {
 			j--
 		}
 		if i > j {
@@ -138,18 +135,18 @@ func partitionOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot int, a
 	return j, false
 }
 
-// partitionEqualOrdered puts the elements of data[a:b] equal to
+// partitionEqualCmpFunc puts the elements of data[a:b] equal to
 // data[pivot] first and returns where the greater ones start. No element
 // of data[a:b] may be smaller than the pivot.
-func partitionEqualOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot int) {
+func partitionEqualCmpFunc[E any](data []E, a, b, pivot int, cmp func(a, b E) int) (newpivot int) {
 	data[a], data[pivot] = data[pivot], data[a]
 	i, j := a+1, b-1
 
 	for {
-		for i <= j && !cmp.Less(data[a], data[i]) {
+		for i <= j && !(cmp(data[a], data[i]) < 0) {
 			i++
 		}
-		for i <= j && cmp.Less(data[a], data[j]) {
+		for i <= j && cmp(data[a], data[j]) < 0 {
 			j--
 		}
 		if i > j {
@@ -162,18 +159,18 @@ func partitionEqualOrdered[E cmp.Ordered](data []E, a, b, pivot int) (newpivot i
 	return i
 }
 
-// partialInsertionSortOrdered repairs up to a few out-of-order pairs of
+// partialInsertionSortCmpFunc repairs up to a few out-of-order pairs of
 // data[a:b] and reports whether it is then sorted. Unlike the standard
 // library's version it never looks left of a, which belongs to another
 // task.
-func partialInsertionSortOrdered[E cmp.Ordered](data []E, a, b int) bool {
+func partialInsertionSortCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int) bool {
 	const (
 		maxSteps         = 5  // out-of-order pairs repaired at most
 		shortestShifting = 50 // below this, give up at the first one
 	)
 	i := a + 1
 	for range maxSteps {
-		for i < b && !cmp.Less(data[i], data[i-1]) {
+		for i < b && !(cmp(data[i], data[i-1]) < 0) {
 			i++
 		}
 		if i == b {
@@ -186,14 +183,14 @@ func partialInsertionSortOrdered[E cmp.Ordered](data []E, a, b int) bool {
 
 		// Shift the smaller one to the left.
 		for j := i - 1; j > a; j-- {
-			if !cmp.Less(data[j], data[j-1]) {
+			if !(cmp(data[j], data[j-1]) < 0) {
 				break
 			}
 			data[j], data[j-1] = data[j-1], data[j]
 		}
 		// Shift the greater one to the right.
 		for j := i + 1; j < b; j++ {
-			if !cmp.Less(data[j], data[j-1]) {
+			if !(cmp(data[j], data[j-1]) < 0) {
 				break
 			}
 			data[j], data[j-1] = data[j-1], data[j]
@@ -202,9 +199,9 @@ func partialInsertionSortOrdered[E cmp.Ordered](data []E, a, b int) bool {
 	return false
 }
 
-// breakPatternsOrdered swaps three elements near the middle of data[a:b]
+// breakPatternsCmpFunc swaps three elements near the middle of data[a:b]
 // with pseudo-random others.
-func breakPatternsOrdered[E cmp.Ordered](data []E, a, b int) {
+func breakPatternsCmpFunc[E any](data []E, a, b int) {
 	length := b - a
 	if length >= 8 {
 		random := xorshift(length)
@@ -219,10 +216,10 @@ func breakPatternsOrdered[E cmp.Ordered](data []E, a, b int) {
 	}
 }
 
-// choosePivotOrdered returns the index of a pivot for data[a:b] (the
+// choosePivotCmpFunc returns the index of a pivot for data[a:b] (the
 // median of three, or Tukey's ninther from 50 elements on) and a hint of
 // whether the samples were all increasing or all decreasing.
-func choosePivotOrdered[E cmp.Ordered](data []E, a, b int) (pivot int, hint sortedHint) {
+func choosePivotCmpFunc[E any](data []E, a, b int, cmp func(a, b E) int) (pivot int, hint sortedHint) {
 	const (
 		shortestNinther = 50
 		maxSwaps        = 4 * 3
@@ -236,11 +233,11 @@ func choosePivotOrdered[E cmp.Ordered](data []E, a, b int) (pivot int, hint sort
 	)
 	if l >= 8 {
 		if l >= shortestNinther {
-			i = medianOrdered(data, i-1, i, i+1, &swaps)
-			j = medianOrdered(data, j-1, j, j+1, &swaps)
-			k = medianOrdered(data, k-1, k, k+1, &swaps)
+			i = medianCmpFunc(data, i-1, i, i+1, &swaps, cmp)
+			j = medianCmpFunc(data, j-1, j, j+1, &swaps, cmp)
+			k = medianCmpFunc(data, k-1, k, k+1, &swaps, cmp)
 		}
-		j = medianOrdered(data, i, j, k, &swaps)
+		j = medianCmpFunc(data, i, j, k, &swaps, cmp)
 	}
 	switch swaps {
 	case 0:
@@ -252,30 +249,30 @@ func choosePivotOrdered[E cmp.Ordered](data []E, a, b int) (pivot int, hint sort
 	}
 }
 
-// order2Ordered returns x, y with data[x] <= data[y], {x, y} = {a, b}.
-func order2Ordered[E cmp.Ordered](data []E, a, b int, swaps *int) (int, int) {
-	if cmp.Less(data[b], data[a]) {
+// order2CmpFunc returns x, y with data[x] <= data[y], {x, y} = {a, b}.
+func order2CmpFunc[E any](data []E, a, b int, swaps *int, cmp func(a, b E) int) (int, int) {
+	if cmp(data[b], data[a]) < 0 {
 		*swaps++
 		return b, a
 	}
 	return a, b
 }
 
-// medianOrdered returns the index of the median of data[a], data[b], data[c].
-func medianOrdered[E cmp.Ordered](data []E, a, b, c int, swaps *int) int {
-	a, b = order2Ordered(data, a, b, swaps)
-	b, c = order2Ordered(data, b, c, swaps)
-	_, b = order2Ordered(data, a, b, swaps)
+// medianCmpFunc returns the index of the median of data[a], data[b], data[c].
+func medianCmpFunc[E any](data []E, a, b, c int, swaps *int, cmp func(a, b E) int) int {
+	a, b = order2CmpFunc(data, a, b, swaps, cmp)
+	b, c = order2CmpFunc(data, b, c, swaps, cmp)
+	_, b = order2CmpFunc(data, a, b, swaps, cmp)
 	return b
 }
 
-func reverseRangeOrdered[E cmp.Ordered](data []E, a, b int) {
+func reverseRangeCmpFunc[E any](data []E, a, b int) {
 	for i, j := a, b-1; i < j; i, j = i+1, j-1 {
 		data[i], data[j] = data[j], data[i]
 	}
 }
 
-// parPartitionOrdered is partitionOrdered run in parallel, for the top
+// parPartitionCmpFunc is partitionCmpFunc run in parallel, for the top
 // levels of a large sort, where a sequential partition would leave every
 // other worker idle: on 2 workers the first partition is only a few
 // percent of the sort, on 64 it would dominate it. It partitions blocks of
@@ -283,17 +280,17 @@ func reverseRangeOrdered[E cmp.Ordered](data []E, a, b int) {
 // the large elements that ended left of the split point with the small
 // ones right of it (the k-th of one with the k-th of the other), and
 // finally puts the pivot between the two sides. Like every step of the
-// quicksort it only swaps, so it never loses an element.
-func parPartitionOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, pivot int) (newpivot int, alreadyPartitioned bool) {
+// quicksort it only swaps, so a panicking cmp leaves a permutation.
+func parPartitionCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, pivot int, cmp func(a, b E) int) (newpivot int, alreadyPartitioned bool) {
 	data[a], data[pivot] = data[pivot], data[a]
 	lo, n := a+1, b-a-1
 	blocks := min(n/parPartitionBlock, 4*w.Pool().Parallelism())
-	st := &parPartStateOrdered[E]{
-		data: data, p: data[a], lo: lo, hi: b,
+	st := &parPartStateCmpFunc[E]{
+		data: data, p: data[a], cmp: cmp, lo: lo, hi: b,
 		block: n / blocks, blocks: blocks,
 		small: make([]int, blocks), moved: make([]bool, blocks),
 	}
-	partBlocksTaskOrdered[E]{st, 0, blocks}.Compute(w)
+	partBlocksTaskCmpFunc[E]{st, 0, blocks}.Compute(w)
 
 	split := lo
 	moved := false
@@ -318,16 +315,17 @@ func parPartitionOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, pivo
 		total += sp.hi - sp.lo
 	}
 	if total > 0 {
-		partSwapTaskOrdered[E]{st, 0, total}.Compute(w)
+		partSwapTaskCmpFunc[E]{st, 0, total}.Compute(w)
 	}
 	data[a], data[split-1] = data[split-1], data[a]
 	return split - 1, !moved && total == 0
 }
 
-// parPartStateOrdered is shared by the tasks of one parallel partition.
-type parPartStateOrdered[E cmp.Ordered] struct {
+// parPartStateCmpFunc is shared by the tasks of one parallel partition.
+type parPartStateCmpFunc[E any] struct {
 	data          []E
 	p             E
+	cmp           func(a, b E) int
 	lo, hi        int
 	block, blocks int    // block i is [lo+i*block, lo+(i+1)*block), the last one to hi
 	small         []int  // small[i]: elements < p in block i, now at its start
@@ -335,7 +333,7 @@ type parPartStateOrdered[E cmp.Ordered] struct {
 	left, right   []span // misplaced large and small elements
 }
 
-func (st *parPartStateOrdered[E]) bounds(i int) (lo, hi int) {
+func (st *parPartStateCmpFunc[E]) bounds(i int) (lo, hi int) {
 	lo = st.lo + i*st.block
 	hi = lo + st.block
 	if i == st.blocks-1 {
@@ -344,29 +342,29 @@ func (st *parPartStateOrdered[E]) bounds(i int) (lo, hi int) {
 	return lo, hi
 }
 
-// partBlocksTaskOrdered partitions blocks [i, j) of a parallel partition.
-type partBlocksTaskOrdered[E cmp.Ordered] struct {
-	st   *parPartStateOrdered[E]
+// partBlocksTaskCmpFunc partitions blocks [i, j) of a parallel partition.
+type partBlocksTaskCmpFunc[E any] struct {
+	st   *parPartStateCmpFunc[E]
 	i, j int
 }
 
-func (t partBlocksTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
+func (t partBlocksTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.j-t.i > 1 {
 		m := t.i + (t.j-t.i)/2
 		forkjoin.JoinTasks[struct{}, struct{}](w,
-			partBlocksTaskOrdered[E]{t.st, t.i, m}, partBlocksTaskOrdered[E]{t.st, m, t.j})
+			partBlocksTaskCmpFunc[E]{t.st, t.i, m}, partBlocksTaskCmpFunc[E]{t.st, m, t.j})
 		return struct{}{}
 	}
 	st := t.st
-	data, p := st.data, st.p
+	data, p, cmp := st.data, st.p, st.cmp
 	lo, hi := st.bounds(t.i)
 	i, j := lo, hi-1
 	moved := false
 	for {
-		for i <= j && cmp.Less(data[i], p) {
+		for i <= j && cmp(data[i], p) < 0 {
 			i++
 		}
-		for i <= j && !cmp.Less(data[j], p) {
+		for i <= j && !(cmp(data[j], p) < 0) {
 			j--
 		}
 		if i > j {
@@ -381,18 +379,18 @@ func (t partBlocksTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
 	return struct{}{}
 }
 
-// partSwapTaskOrdered swaps the misplaced pairs [from, to) of a parallel
+// partSwapTaskCmpFunc swaps the misplaced pairs [from, to) of a parallel
 // partition: the k-th element of the left runs with the k-th of the right.
-type partSwapTaskOrdered[E cmp.Ordered] struct {
-	st       *parPartStateOrdered[E]
+type partSwapTaskCmpFunc[E any] struct {
+	st       *parPartStateCmpFunc[E]
 	from, to int
 }
 
-func (t partSwapTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
+func (t partSwapTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.to-t.from > parPartitionBlock {
 		m := t.from + (t.to-t.from)/2
 		forkjoin.JoinTasks[struct{}, struct{}](w,
-			partSwapTaskOrdered[E]{t.st, t.from, m}, partSwapTaskOrdered[E]{t.st, m, t.to})
+			partSwapTaskCmpFunc[E]{t.st, t.from, m}, partSwapTaskCmpFunc[E]{t.st, m, t.to})
 		return struct{}{}
 	}
 	data := t.st.data

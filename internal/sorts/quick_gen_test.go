@@ -1,4 +1,4 @@
-package magpie
+package sorts
 
 import (
 	"flag"
@@ -9,35 +9,35 @@ import (
 )
 
 var updateSortOrdered = flag.Bool("update-sort-ordered", false,
-	"rewrite sort_quick_ordered.go from sort_quick_func.go")
+	"rewrite quick_ordered.go from quick_func.go")
 
-// sort_quick_ordered.go is generated from sort_quick_func.go, as the
+// quick_ordered.go is generated from quick_func.go, as the
 // standard library generates zsortordered.go from zsortfunc.go: the same
 // algorithm with cmp.Less inlined instead of calls through a comparison
 // function. TestSortOrderedGenerated keeps the two in step; after editing
-// sort_quick_func.go run
+// quick_func.go run
 //
 //	go generate   (or: go test -run TestSortOrderedGenerated -update-sort-ordered .)
 //
 //go:generate go test -run TestSortOrderedGenerated -update-sort-ordered .
 func TestSortOrderedGenerated(t *testing.T) {
-	src, err := os.ReadFile("sort_quick_func.go")
+	src, err := os.ReadFile("quick_func.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := orderedVariant(string(src))
 	if *updateSortOrdered {
-		if err := os.WriteFile("sort_quick_ordered.go", []byte(want), 0o644); err != nil {
+		if err := os.WriteFile("quick_ordered.go", []byte(want), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	got, err := os.ReadFile("sort_quick_ordered.go")
+	got, err := os.ReadFile("quick_ordered.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != want {
-		t.Fatal("sort_quick_ordered.go is out of date with sort_quick_func.go: run go generate")
+		t.Fatal("quick_ordered.go is out of date with quick_func.go: run go generate")
 	}
 }
 
@@ -46,10 +46,10 @@ func TestSortOrderedGenerated(t *testing.T) {
 func orderedVariant(s string) string {
 	const arg = `([\w\.]+(?:\[[^\]]*\])?)`
 	s = strings.Replace(s,
-		"// The parallel pattern-defeating quicksort behind SortFunc. sort_quick_ordered.go\n"+
+		"// The parallel pattern-defeating quicksort behind Func. quick_ordered.go\n"+
 			"// is the same code for cmp.Ordered (comparisons inlined instead of calls\n"+
 			"// through cmp); keep the two in step, line for line.",
-		"// The parallel pattern-defeating quicksort behind Sort: sort_quick_func.go\n"+
+		"// The parallel pattern-defeating quicksort behind Sort: quick_func.go\n"+
 			"// with cmp.Less inlined in place of calls through a comparison function (a\n"+
 			"// call per comparison would cost Sort a third of its speed). Keep the two\n"+
 			"// in step, line for line.", 1)
@@ -72,5 +72,5 @@ func orderedVariant(s string) string {
 	} {
 		s = strings.ReplaceAll(s, r[0], r[1])
 	}
-	return "// Code generated from sort_quick_func.go by TestSortOrderedGenerated (sort_gen_test.go); DO NOT EDIT.\n\n" + s
+	return "// Code generated from quick_func.go by TestSortOrderedGenerated (quick_gen_test.go); DO NOT EDIT.\n\n" + s
 }
