@@ -16,11 +16,12 @@
 //     quicksort below instead.
 //
 //   - Sort on other types (and with inPlace) and Func (unstable) are a
-//     parallel pattern-defeating
-//     quicksort in the style of rayon's par_sort_unstable: choose a pivot
-//     (median of three, Tukey's ninther above 50 elements), partition in
-//     place, then sort both sides in parallel with forkjoin.JoinTasks.
-//     Subranges below the leaf size, or met while the worker already has a
+//     parallel pattern-defeating quicksort (zquick_ordered.go and
+//     zquick_func.go, both written by gen_variants.go from one template)
+//     in the style of rayon's par_sort_unstable: choose a pivot (median
+//     of three, Tukey's ninther above 50 elements), partition in place,
+//     then sort both sides in parallel with forkjoin.JoinTasks. Subranges
+//     below the leaf size, or met while the worker already has a
 //     surplus of queued work, are sorted sequentially with slices.Sort /
 //     slices.SortFunc (itself pdqsort). pdqsort's defences are kept at the
 //     parallel levels: a budget of bad (unbalanced) partitions, after which
@@ -61,6 +62,8 @@
 // of its input (quicksort only swaps in place; the merge sort moves each
 // subrange back from the buffer as the panic unwinds).
 package sorts
+
+//go:generate go run gen_variants.go
 
 import (
 	"cmp"
