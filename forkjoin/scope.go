@@ -90,6 +90,9 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 // or a task spawned in the scope). It returns at once; fn runs on some worker
 // of w's pool before RunScope returns. Each spawn allocates one small node.
 func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
+	if s == nil {
+		panic("forkjoin: Scope.Spawn called with a nil *Scope")
+	}
 	if w == nil {
 		panicNilWorker("Scope.Spawn")
 	}

@@ -24,6 +24,63 @@ type rdxInt interface {
 // rdxNamed is a named integer type: Sort dispatches on the underlying kind.
 type rdxNamed int32
 
+// rdxDist is an input distribution for the radix sort, as raw 64-bit
+// patterns converted (truncated) to the element type.
+type rdxDist struct {
+	name string
+	gen  func(r *rand.Rand, n int) []uint64
+}
+
+// rdxDists are the distributions the radix sort is checked and measured
+// on: the full range, and those that hurt a radix sort (equal keys, few
+// distinct, presorted, a small range, one huge bucket, sparse bytes).
+var rdxDists = []rdxDist{
+	{"random64", func(r *rand.Rand, n int) []uint64 { return rdxFill(n, func(int) uint64 { return r.Uint64() }) }},
+	{"equal", func(_ *rand.Rand, n int) []uint64 { return rdxFill(n, func(int) uint64 { return 0xdeadbeefcafe1234 }) }},
+	{"fewDistinct", func(r *rand.Rand, n int) []uint64 {
+		v := [4]uint64{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
+		return rdxFill(n, func(int) uint64 { return v[r.IntN(4)] })
+	}},
+	{"sorted", func(_ *rand.Rand, n int) []uint64 { return rdxFill(n, func(i int) uint64 { return uint64(i) }) }},
+	{"reverse", func(_ *rand.Rand, n int) []uint64 { return rdxFill(n, func(i int) uint64 { return uint64(n - i) }) }},
+	{"smallRange", func(r *rand.Rand, n int) []uint64 {
+		return rdxFill(n, func(int) uint64 { return uint64(r.IntN(100) - 50) })
+	}},
+	{"negative", func(r *rand.Rand, n int) []uint64 {
+		return rdxFill(n, func(int) uint64 { return uint64(-r.Int64N(1 << 40)) })
+	}},
+	{"skewed", func(r *rand.Rand, n int) []uint64 { // one huge bucket, a few others
+		return rdxFill(n, func(int) uint64 {
+			if r.IntN(10) == 0 {
+				return r.Uint64()
+			}
+			return 1<<40 | r.Uint64N(1<<20)
+		})
+	}},
+	{"sparseBytes", func(r *rand.Rand, n int) []uint64 { // only some bytes vary
+		return rdxFill(n, func(int) uint64 { return r.Uint64() & 0x00ff00000f00ff00 })
+	}},
+	{"nearlySorted", func(r *rand.Rand, n int) []uint64 {
+		s := rdxFill(n, func(i int) uint64 { return uint64(i) << 20 })
+		for range n/100 + 1 {
+			i, j := r.IntN(n), r.IntN(n)
+			s[i], s[j] = s[j], s[i]
+		}
+		return s
+	}},
+	{"sortedDuplicatesReversed", func(_ *rand.Rand, n int) []uint64 {
+		return rdxFill(n, func(i int) uint64 { return uint64((n - i) / 3) })
+	}},
+}
+
+func rdxFill(n int, f func(i int) uint64) []uint64 {
+	s := make([]uint64, n)
+	for i := range s {
+		s[i] = f(i)
+	}
+	return s
+}
+
 // rdxSizes are the lengths around the radix threshold and past the LSD leaf
 // and the parallel blocks (300,001 makes 8 blocks on 2 workers; larger
 // inputs are TestSortRadixWorkers'). Under -race, where the parallel
@@ -40,9 +97,9 @@ func rdxSizes() []int {
 // each kind of Runner, and requires slices.Sort's result.
 func rdxCheckInts[E rdxInt](t *testing.T, p *forkjoin.Pool) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	for _, d := range sorttest.RadixDists {
+	for _, d := range rdxDists {
 		for _, n := range rdxSizes() {
-			raw := d.Gen(rng, n)
+			raw := d.gen(rng, n)
 			in := make([]E, n)
 			for i, v := range raw {
 				in[i] = E(v)
@@ -56,7 +113,7 @@ func rdxCheckInts[E rdxInt](t *testing.T, p *forkjoin.Pool) {
 			for _, rn := range runners {
 				got := slices.Clone(in)
 				rn.Run(p, func(r forkjoin.Runner) { Sort(r, got, 0, false) })
-				require.Equal(t, want, got, "%T %s n=%d %s", in[0], d.Name, n, rn.Name)
+				require.Equal(t, want, got, "%T %s n=%d %s", in[0], d.name, n, rn.Name)
 			}
 		}
 	}
@@ -92,15 +149,15 @@ func TestSortRadixWorkers(t *testing.T) {
 	}
 	for _, workers := range []int{1, 3, 5} {
 		p := sorttest.Pool(t, workers)
-		for _, d := range sorttest.RadixDists {
+		for _, d := range rdxDists {
 			in := make([]int64, n)
-			for i, v := range d.Gen(rng, n) {
+			for i, v := range d.gen(rng, n) {
 				in[i] = int64(v)
 			}
 			want := slices.Clone(in)
 			slices.Sort(want)
 			Sort(p, in, 0, false)
-			require.Equal(t, want, in, "%s workers=%d", d.Name, workers)
+			require.Equal(t, want, in, "%s workers=%d", d.name, workers)
 		}
 	}
 }
@@ -246,11 +303,11 @@ func TestCanceledRadixSortLeavesPermutation(t *testing.T) {
 	defer p.Close()
 	rng := rand.New(rand.NewPCG(41, 42))
 	ints := make([]int64, n)
-	for i, v := range sorttest.RadixDists[0].Gen(rng, n) {
+	for i, v := range rdxDists[0].gen(rng, n) {
 		ints[i] = int64(v)
 	}
 	skewed := make([]int64, n)
-	for i, v := range sorttest.RadixDists[7].Gen(rng, n) {
+	for i, v := range rdxDists[7].gen(rng, n) {
 		skewed[i] = int64(v)
 	}
 	bytes := make([]uint8, n)

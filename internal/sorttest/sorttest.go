@@ -1,8 +1,7 @@
 // Package sorttest holds what the sort tests of package magpie (the public
 // functions) and of internal/sorts (the algorithms) share: adversarial input
-// shapes and radix distributions, the three kinds of Runner, a check of the
-// three sorts against the standard library, and the timing loop of the sort
-// benchmarks. Only tests import it; the library does not.
+// shapes, the three kinds of Runner, and a check of the three sorts against
+// the standard library. Only tests import it; the library does not.
 //
 // Invariant: every helper here reaches the sorts only through the Sorts
 // value it is given, so that the same check runs on the public API
@@ -19,26 +18,6 @@ import (
 
 	"github.com/magpie-go/magpie/forkjoin"
 )
-
-// Time times sortFn on a fresh copy of src per iteration (the copy is not
-// timed), with allocations reported, and checks the last result with
-// check: the loop of the sort benchmarks.
-func Time[E any](b *testing.B, src []E, sortFn func([]E), check func([]E) bool) {
-	b.Helper()
-	b.ReportAllocs()
-	work := make([]E, len(src))
-	b.ResetTimer()
-	for range b.N {
-		b.StopTimer()
-		copy(work, src)
-		b.StartTimer()
-		sortFn(work)
-	}
-	b.StopTimer()
-	if !check(work) {
-		b.Fatal("result is not sorted as the standard library sorts it")
-	}
-}
 
 // Shape generates an input of n elements of one adversarial shape.
 type Shape struct {
@@ -206,61 +185,4 @@ func CheckAll(t *testing.T, so Sorts, r forkjoin.Runner, keys []int, grain int) 
 	slices.SortStableFunc(wantItems, CmpItem)
 	so.StableFunc(r, items, CmpItem, grain)
 	require.Equal(t, wantItems, items, "StableFunc")
-}
-
-// RadixDist is an input distribution for the radix sort, as raw 64-bit
-// patterns converted (truncated) to the element type.
-type RadixDist struct {
-	Name string
-	Gen  func(r *rand.Rand, n int) []uint64
-}
-
-// RadixDists are the distributions the radix sort is checked and measured
-// on: the full range, and those that hurt a radix sort (equal keys, few
-// distinct, presorted, a small range, one huge bucket, sparse bytes).
-var RadixDists = []RadixDist{
-	{"random64", func(r *rand.Rand, n int) []uint64 { return fill(n, func(int) uint64 { return r.Uint64() }) }},
-	{"equal", func(_ *rand.Rand, n int) []uint64 { return fill(n, func(int) uint64 { return 0xdeadbeefcafe1234 }) }},
-	{"fewDistinct", func(r *rand.Rand, n int) []uint64 {
-		v := [4]uint64{r.Uint64(), r.Uint64(), r.Uint64(), r.Uint64()}
-		return fill(n, func(int) uint64 { return v[r.IntN(4)] })
-	}},
-	{"sorted", func(_ *rand.Rand, n int) []uint64 { return fill(n, func(i int) uint64 { return uint64(i) }) }},
-	{"reverse", func(_ *rand.Rand, n int) []uint64 { return fill(n, func(i int) uint64 { return uint64(n - i) }) }},
-	{"smallRange", func(r *rand.Rand, n int) []uint64 {
-		return fill(n, func(int) uint64 { return uint64(r.IntN(100) - 50) })
-	}},
-	{"negative", func(r *rand.Rand, n int) []uint64 {
-		return fill(n, func(int) uint64 { return uint64(-r.Int64N(1 << 40)) })
-	}},
-	{"skewed", func(r *rand.Rand, n int) []uint64 { // one huge bucket, a few others
-		return fill(n, func(int) uint64 {
-			if r.IntN(10) == 0 {
-				return r.Uint64()
-			}
-			return 1<<40 | r.Uint64N(1<<20)
-		})
-	}},
-	{"sparseBytes", func(r *rand.Rand, n int) []uint64 { // only some bytes vary
-		return fill(n, func(int) uint64 { return r.Uint64() & 0x00ff00000f00ff00 })
-	}},
-	{"nearlySorted", func(r *rand.Rand, n int) []uint64 {
-		s := fill(n, func(i int) uint64 { return uint64(i) << 20 })
-		for range n/100 + 1 {
-			i, j := r.IntN(n), r.IntN(n)
-			s[i], s[j] = s[j], s[i]
-		}
-		return s
-	}},
-	{"sortedDuplicatesReversed", func(_ *rand.Rand, n int) []uint64 {
-		return fill(n, func(i int) uint64 { return uint64((n - i) / 3) })
-	}},
-}
-
-func fill(n int, f func(i int) uint64) []uint64 {
-	s := make([]uint64, n)
-	for i := range s {
-		s[i] = f(i)
-	}
-	return s
 }

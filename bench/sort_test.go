@@ -1,4 +1,4 @@
-package magpie_test
+package bench
 
 import (
 	"cmp"
@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/magpie-go/magpie"
-	"github.com/magpie-go/magpie/internal/sorttest"
 )
 
 const (
@@ -145,6 +144,25 @@ func mergeFunc[E any](dst, a, b []E, cmp func(a, b E) int) {
 	copy(dst[k:], b[j:])
 }
 
+// runSort times sortFn on a fresh copy of src per iteration (the copy is not
+// timed) and checks the last result with check.
+func runSort[E any](b *testing.B, src []E, sortFn func([]E), check func([]E) bool) {
+	b.Helper()
+	b.ReportAllocs()
+	work := make([]E, len(src))
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		copy(work, src)
+		b.StartTimer()
+		sortFn(work)
+	}
+	b.StopTimer()
+	if !check(work) {
+		b.Fatal("result is not sorted as the standard library sorts it")
+	}
+}
+
 // BenchmarkSortInt64 sorts 10M random int64: magpie.Sort (the radix sort)
 // and magpie.Sort with InPlace (the quicksort) against slices.Sort and
 // goroutine merge sorts.
@@ -153,19 +171,19 @@ func BenchmarkSortInt64(b *testing.B) {
 	warmHeap(8 * len(src))
 	sorted := func(s []int64) bool { return slices.IsSorted(s) }
 	b.Run("impl=seq", func(b *testing.B) {
-		sorttest.Time(b, src, slices.Sort[[]int64], sorted)
+		runSort(b, src, slices.Sort[[]int64], sorted)
 	})
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
-		sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
+		runSort(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
 	})
 	b.Run("impl=magpie-inplace", func(b *testing.B) {
 		p := benchPool(b)
-		sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
+		runSort(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
 	})
 	for _, bl := range goroutineBaselines {
 		b.Run("impl="+bl.name, func(b *testing.B) {
-			sorttest.Time(b, src, func(s []int64) {
+			runSort(b, src, func(s []int64) {
 				mergeSortOrdered(bl.newGroup, s, make([]int64, len(s)), sortGrain(len(s)))
 			}, sorted)
 		})
@@ -190,51 +208,17 @@ func BenchmarkSortStableFunc(b *testing.B) {
 	src := stableInput()
 	warmHeap(int(unsafe.Sizeof(bRec{})) * len(src))
 	b.Run("impl=seq", func(b *testing.B) {
-		sorttest.Time(b, src, func(s []bRec) { slices.SortStableFunc(s, cmpBRec) }, benchStableSorted)
+		runSort(b, src, func(s []bRec) { slices.SortStableFunc(s, cmpBRec) }, benchStableSorted)
 	})
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
-		sorttest.Time(b, src, func(s []bRec) { magpie.SortStableFunc(p, s, cmpBRec) }, benchStableSorted)
+		runSort(b, src, func(s []bRec) { magpie.SortStableFunc(p, s, cmpBRec) }, benchStableSorted)
 	})
 	for _, bl := range goroutineBaselines {
 		b.Run("impl="+bl.name, func(b *testing.B) {
-			sorttest.Time(b, src, func(s []bRec) {
+			runSort(b, src, func(s []bRec) {
 				mergeSortStable(bl.newGroup, s, make([]bRec, len(s)), cmpBRec, sortGrain(len(s)))
 			}, benchStableSorted)
-		})
-	}
-}
-
-// radixBenchDists are the distributions of BenchmarkSortRadixDists: those
-// that hurt a radix sort (few or no distinct keys, presorted input, a small
-// range, which leaves most bytes equal) beside the full 64-bit range.
-var radixBenchDists = []string{"random64", "equal", "fewDistinct", "sorted", "reverse", "smallRange"}
-
-// BenchmarkSortRadixDists sorts 10M int64 of each distribution in
-// radixBenchDists with slices.Sort, magpie.Sort (radix) and magpie.Sort
-// with InPlace (quicksort). Run it at one GOMAXPROCS per process.
-func BenchmarkSortRadixDists(b *testing.B) {
-	warmHeap(8 * sortN)
-	sorted := func(s []int64) bool { return slices.IsSorted(s) }
-	for _, name := range radixBenchDists {
-		var src []int64
-		for _, d := range sorttest.RadixDists {
-			if d.Name == name {
-				for _, v := range d.Gen(benchRand(7), sortN) {
-					src = append(src, int64(v))
-				}
-			}
-		}
-		b.Run("dist="+name+"/impl=seq", func(b *testing.B) {
-			sorttest.Time(b, src, slices.Sort[[]int64], sorted)
-		})
-		b.Run("dist="+name+"/impl=magpie", func(b *testing.B) {
-			p := benchPool(b)
-			sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
-		})
-		b.Run("dist="+name+"/impl=magpie-inplace", func(b *testing.B) {
-			p := benchPool(b)
-			sorttest.Time(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
 		})
 	}
 }

@@ -1,9 +1,10 @@
 // Comparative benchmarks: every workload is measured for magpie and for the
 // code a Go user would write instead, side by side in one process, so that
 // the ratios between them are fair. Names follow Workload/impl=NAME so that
-// benchstat can pivot on the implementation:
+// benchstat can pivot on the implementation (in this directory, one
+// GOMAXPROCS value per process: see checkProcs):
 //
-//	go test -run '^$' -bench . -benchmem -count 10 -cpu 1,2 -timeout 0 . > new.txt
+//	for p in 1 2; do MAGPIE_BENCH_PROCS=$p go test -run '^$' -bench . -benchmem -count 10 -cpu $p -timeout 0 .; done > new.txt
 //	benchstat -col /impl new.txt
 //
 // scripts/bench runs the whole suite with a benchtime chosen per workload,
@@ -24,7 +25,7 @@
 // flag drives the scaling run for magpie and the baselines alike. A pool is
 // created and closed inside each benchmark function, outside the timed loop:
 // the package's TestMain checks for leaked goroutines.
-package magpie_test
+package bench
 
 import (
 	"math/rand/v2"
