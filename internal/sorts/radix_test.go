@@ -1,18 +1,17 @@
-package magpie_test
+package sorts
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/sorttest"
 	"github.com/magpie-go/magpie/internal/testenv"
 )
 
@@ -25,13 +24,16 @@ type rdxInt interface {
 // rdxNamed is a named integer type: Sort dispatches on the underlying kind.
 type rdxNamed int32
 
-// rdxDist is an input distribution, as raw 64-bit patterns converted
-// (truncated) to the element type.
+// rdxDist is an input distribution for the radix sort, as raw 64-bit
+// patterns converted (truncated) to the element type.
 type rdxDist struct {
 	name string
 	gen  func(r *rand.Rand, n int) []uint64
 }
 
+// rdxDists are the distributions the radix sort is checked and measured
+// on: the full range, and those that hurt a radix sort (equal keys, few
+// distinct, presorted, a small range, one huge bucket, sparse bytes).
 var rdxDists = []rdxDist{
 	{"random64", func(r *rand.Rand, n int) []uint64 { return rdxFill(n, func(int) uint64 { return r.Uint64() }) }},
 	{"equal", func(_ *rand.Rand, n int) []uint64 { return rdxFill(n, func(int) uint64 { return 0xdeadbeefcafe1234 }) }},
@@ -85,10 +87,10 @@ func rdxFill(n int, f func(i int) uint64) []uint64 {
 // parts are what matters, the sizes that make 1 and 2 blocks.
 func rdxSizes() []int {
 	if testenv.Race {
-		return []int{magpie.RadixMin - 1, magpie.RadixMin, magpie.RadixLeaf + 5}
+		return []int{radixMin - 1, radixMin, radixLeaf + 5}
 	}
-	return []int{magpie.RadixMin - 1, magpie.RadixMin, magpie.RadixMin + 1,
-		magpie.RadixLeaf + 1, 3 * magpie.RadixLeaf, 300_001}
+	return []int{radixMin - 1, radixMin, radixMin + 1,
+		radixLeaf + 1, 3 * radixLeaf, 300_001}
 }
 
 // rdxCheckInts sorts every distribution at every size as E with Sort on
@@ -104,14 +106,14 @@ func rdxCheckInts[E rdxInt](t *testing.T, p *forkjoin.Pool) {
 			}
 			want := slices.Clone(in)
 			slices.Sort(want)
-			runners := srtRunners
+			runners := sorttest.Runners
 			if unsafe.Sizeof(in[0]) != 8 || testenv.Race {
 				runners = runners[:1] // the other Runners once per size class
 			}
 			for _, rn := range runners {
 				got := slices.Clone(in)
-				rn.run(p, func(r forkjoin.Runner) { magpie.Sort(r, got) })
-				require.Equal(t, want, got, "%T %s n=%d %s", in[0], d.name, n, rn.name)
+				rn.Run(p, func(r forkjoin.Runner) { Sort(r, got, 0, false) })
+				require.Equal(t, want, got, "%T %s n=%d %s", in[0], d.name, n, rn.Name)
 			}
 		}
 	}
@@ -122,7 +124,7 @@ func rdxCheckInts[E rdxInt](t *testing.T, p *forkjoin.Pool) {
 // reversed, small range, negative, skewed, sparse-byte and nearly sorted
 // inputs, at sizes around radixMin and past the leaf and block sizes.
 func TestSortRadixIntegerTypes(t *testing.T) {
-	p := srtPool(t, 2)
+	p := sorttest.Pool(t, 2)
 	t.Run("int", func(t *testing.T) { rdxCheckInts[int](t, p) })
 	t.Run("int8", func(t *testing.T) { rdxCheckInts[int8](t, p) })
 	t.Run("int16", func(t *testing.T) { rdxCheckInts[int16](t, p) })
@@ -146,7 +148,7 @@ func TestSortRadixWorkers(t *testing.T) {
 		n = 150_000
 	}
 	for _, workers := range []int{1, 3, 5} {
-		p := srtPool(t, workers)
+		p := sorttest.Pool(t, workers)
 		for _, d := range rdxDists {
 			in := make([]int64, n)
 			for i, v := range d.gen(rng, n) {
@@ -154,7 +156,7 @@ func TestSortRadixWorkers(t *testing.T) {
 			}
 			want := slices.Clone(in)
 			slices.Sort(want)
-			magpie.Sort(p, in)
+			Sort(p, in, 0, false)
 			require.Equal(t, want, in, "%s workers=%d", d.name, workers)
 		}
 	}
@@ -188,9 +190,9 @@ func rdxFloats(r *rand.Rand, n int, specials float64, pool []float64) []float64 
 // input, and a result that depends only on the input's multiset.
 func rdxRadixFloatOrder[F float32 | float64](t *testing.T, p *forkjoin.Pool, in []F, name string) {
 	got := slices.Clone(in)
-	magpie.Sort(p, got)
+	Sort(p, got, 0, false)
 	require.True(t, slices.IsSorted(got), "%s: not sorted", name)
-	bits := func(s []F) []uint64 {
+	patterns := func(s []F) []uint64 {
 		b := make([]uint64, len(s))
 		for i, v := range s {
 			switch x := any(v).(type) {
@@ -202,7 +204,7 @@ func rdxRadixFloatOrder[F float32 | float64](t *testing.T, p *forkjoin.Pool, in 
 		}
 		return b
 	}
-	gb, ib := bits(got), bits(in)
+	gb, ib := patterns(got), patterns(in)
 	slices.Sort(ib)
 	sortedGot := slices.Clone(gb)
 	slices.Sort(sortedGot)
@@ -230,8 +232,8 @@ func rdxRadixFloatOrder[F float32 | float64](t *testing.T, p *forkjoin.Pool, in 
 	rand.New(rand.NewPCG(1, uint64(len(in)))).Shuffle(len(shuffled), func(i, j int) {
 		shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
 	})
-	magpie.Sort(p, shuffled)
-	require.Equal(t, gb, bits(shuffled), "%s: result depends on the input order", name)
+	Sort(p, shuffled, 0, false)
+	require.Equal(t, gb, patterns(shuffled), "%s: result depends on the input order", name)
 }
 
 // TestSortRadixFloats: float32 and float64 with NaNs (several payloads,
@@ -239,7 +241,7 @@ func rdxRadixFloatOrder[F float32 | float64](t *testing.T, p *forkjoin.Pool, in 
 // when the input has a single NaN pattern and a single zero, bit for bit
 // slices.Sort's result.
 func TestSortRadixFloats(t *testing.T) {
-	p := srtPool(t, 2)
+	p := sorttest.Pool(t, 2)
 	rng := rand.New(rand.NewPCG(35, 36))
 	for _, n := range rdxSizes()[1:] { // radixMin and up
 		for _, spec := range []float64{0, 0.01, 0.5, 1} {
@@ -264,58 +266,27 @@ func TestSortRadixFloats(t *testing.T) {
 			want := slices.Clone(in)
 			slices.Sort(want)
 			got := slices.Clone(in)
-			magpie.Sort(p, got)
-			require.Equal(t, srtBitsInOrder(want), srtBitsInOrder(got), "float64 plain "+name)
+			Sort(p, got, 0, false)
+			require.Equal(t, bitsInOrder(want), bitsInOrder(got), "float64 plain "+name)
 		}
 	}
-}
-
-// TestSortRadixInPlace: with InPlace, Sort on integers allocates no
-// scratch buffer (well under the slice's size), and without it the radix
-// sort allocates about one slice's worth; both give slices.Sort's result.
-func TestSortRadixInPlace(t *testing.T) {
-	p := srtPool(t, 2)
-	n := 1 << 20
-	if testenv.Race {
-		n = 1 << 17
-	}
-	rng := rand.New(rand.NewPCG(37, 38))
-	in := make([]int64, n)
-	for i := range in {
-		in[i] = rng.Int64()
-	}
-	want := slices.Clone(in)
-	slices.Sort(want)
-	alloc := func(opts ...magpie.Option) uint64 {
-		s := slices.Clone(in)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		magpie.Sort(p, s, opts...)
-		runtime.ReadMemStats(&after)
-		require.Equal(t, want, s)
-		return after.TotalAlloc - before.TotalAlloc
-	}
-	size := uint64(n) * 8
-	require.Less(t, alloc(magpie.InPlace()), size/8, "InPlace allocated a buffer")
-	require.GreaterOrEqual(t, alloc(), size, "the radix sort's buffer")
-	require.Less(t, alloc(), 2*size, "the radix sort's buffer")
 }
 
 // TestSortInPlaceQuicksortLarge keeps the in-place quicksort of Sort
 // covered on integers now that Sort sorts them by radix.
 func TestSortInPlaceQuicksortLarge(t *testing.T) {
-	p := srtPool(t, 2)
+	p := sorttest.Pool(t, 2)
 	rng := rand.New(rand.NewPCG(39, 40))
 	n := 300_001
 	if testenv.Race {
 		n = 50_000
 	}
-	for _, sh := range srtShapes {
-		keys := sh.gen(rng, n)
+	for _, sh := range sorttest.Shapes {
+		keys := sh.Gen(rng, n)
 		want := slices.Clone(keys)
 		slices.Sort(want)
-		magpie.Sort(p, keys, magpie.InPlace())
-		require.Equal(t, want, keys, sh.name)
+		Sort(p, keys, 0, true)
+		require.Equal(t, want, keys, sh.Name)
 	}
 }
 
@@ -346,10 +317,10 @@ func TestCanceledRadixSortLeavesPermutation(t *testing.T) {
 	floats := rdxFloats(rng, n, 0.1, rdxFloatSpecials)
 	canceled := 0
 	for range 6 {
-		canceled += cancelSortRound(t, p, rng, ints, sortOnWorker[int64], identity[int64])
-		canceled += cancelSortRound(t, p, rng, skewed, sortOnWorker[int64], identity[int64])
-		canceled += cancelSortRound(t, p, rng, bytes, sortOnWorker[uint8], identity[uint8])
-		canceled += cancelSortRound(t, p, rng, floats, sortOnWorker[float64], srtBits)
+		canceled += cancelRound(t, p, rng, ints, sortOnWorker[int64], identity[int64])
+		canceled += cancelRound(t, p, rng, skewed, sortOnWorker[int64], identity[int64])
+		canceled += cancelRound(t, p, rng, bytes, sortOnWorker[uint8], identity[uint8])
+		canceled += cancelRound(t, p, rng, floats, sortOnWorker[float64], floatBits)
 	}
 	t.Logf("%d of 24 sorts canceled before they finished", canceled)
 }
@@ -363,12 +334,12 @@ func FuzzSortRadix(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 255, 0, 0, 0, 0, 0, 0, 128}, uint16(0))
 	f.Add([]byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0, 0, 0}, uint16(40000))
 	f.Add([]byte{9}, uint16(7))
-	p := srtPool(f, 2)
+	p := sorttest.Pool(f, 2)
 	f.Fuzz(func(t *testing.T, data []byte, extra uint16) {
 		if len(data) == 0 {
 			return
 		}
-		n := magpie.RadixMin + int(extra)
+		n := radixMin + int(extra)
 		word := func(i int) uint64 {
 			var w uint64
 			for j := range 8 {
@@ -389,19 +360,19 @@ func FuzzSortRadix(f *testing.F) {
 		}
 		want64 := slices.Clone(i64)
 		slices.Sort(want64)
-		magpie.Sort(p, i64)
+		Sort(p, i64, 0, false)
 		require.Equal(t, want64, i64)
 		want16 := slices.Clone(i16)
 		slices.Sort(want16)
-		magpie.Sort(p, i16)
+		Sort(p, i16, 0, false)
 		require.Equal(t, want16, i16)
 		rdxRadixFloatOrder(t, p, f64, "fuzz")
 		plain := slices.DeleteFunc(slices.Clone(f64), func(x float64) bool { return x != x || x == 0 })
-		if len(plain) >= magpie.RadixMin {
+		if len(plain) >= radixMin {
 			want := slices.Clone(plain)
 			slices.Sort(want)
-			magpie.Sort(p, plain)
-			require.Equal(t, srtBitsInOrder(want), srtBitsInOrder(plain))
+			Sort(p, plain, 0, false)
+			require.Equal(t, bitsInOrder(want), bitsInOrder(plain))
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package magpie
+package sorts
 
 import (
 	"cmp"
@@ -83,24 +83,14 @@ const (
 // buckets is sorted by one task instead of a task each.
 const radixGroupMin = 1 << 14
 
-// InPlace makes Sort use the in-place parallel quicksort for every element
-// type, as it does for strings: no scratch buffer, at the cost of speed for
-// integers and floats (see Sort). Other helpers ignore it.
-func InPlace() Option {
-	return func(o *options) { o.inPlace = true }
-}
-
 // radixWord is the key type of the radix sort.
 type radixWord interface {
 	~uint8 | ~uint16 | ~uint32 | ~uint64
 }
 
-// sortRadix sorts s by radix if E is an integer or floating-point type and
-// opts do not ask for InPlace, and reports whether it did.
-func sortRadix[E cmp.Ordered](r forkjoin.Runner, s []E, opts []Option) bool {
-	if collectOptions(opts).inPlace {
-		return false
-	}
+// sortRadix sorts s by radix if E is an integer or floating-point type,
+// and reports whether it did.
+func sortRadix[E cmp.Ordered](r forkjoin.Runner, s []E) bool {
 	var zero E
 	size := unsafe.Sizeof(zero)
 	p := unsafe.Pointer(unsafe.SliceData(s))

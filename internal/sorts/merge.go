@@ -1,8 +1,8 @@
-package magpie
+package sorts
 
 import "github.com/magpie-go/magpie/forkjoin"
 
-// The parallel stable merge sort behind SortStableFunc.
+// The parallel stable merge sort behind StableFunc (magpie.SortStableFunc).
 //
 // The range is halved recursively (a fixed, balanced tree: node id has
 // children 2id and 2id+1) down to leaves of at most leaf elements. Each
@@ -21,7 +21,7 @@ import "github.com/magpie-go/magpie/forkjoin"
 // panic during a merge leaves the source runs whole.
 
 const (
-	// stableInsertion is the length up to which SortStableFunc is a plain
+	// stableInsertion is the length up to which StableFunc is a plain
 	// insertion sort in place, with no buffer.
 	stableInsertion = 24
 	// stableRun is the length of the insertion-sorted runs a leaf starts
@@ -32,7 +32,7 @@ const (
 	stableLeaf = 4096
 )
 
-// stableState is shared by all tasks of one SortStableFunc call.
+// stableState is shared by all tasks of one StableFunc call.
 type stableState[E any] struct {
 	s, buf []E
 	cmp    func(a, b E) int

@@ -1,4 +1,4 @@
-package magpie_test
+package sorts
 
 import (
 	"fmt"
@@ -7,21 +7,17 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/sorttest"
 )
 
 // The radix sort's own tuning benchmarks: where radixMin belongs and which
-// input distributions hurt the radix sort. They stay in this package, not
-// in the comparative suite of the bench module, because the threshold
-// benchmark calls the radix sort below radixMin (SortRadixForBench, an
-// export of sort_radix_export_test.go) and the distributions are the radix
-// tests' rdxDists. They are the code of the comparative suite's
-// BenchmarkSortRadixDists and BenchmarkSortRadixThreshold before the suite
-// moved (the same inputs, pool warm-up and heap warm-up). Run them at one
-// GOMAXPROCS per process:
+// input distributions hurt the radix sort. The comparative suite (the
+// bench module) measures the public sorts against other implementations;
+// these call the algorithms directly (the radix sort below radixMin, too).
+// Run them at one GOMAXPROCS per process:
 //
-//	go test -c -o magpie.test . && ./magpie.test -test.run '^$' -test.bench SortRadix -test.benchtime 1x -test.cpu 2
+//	go test -c -o sorts.test ./internal/sorts && ./sorts.test -test.run '^$' -test.bench SortRadix -test.benchtime 1x -test.cpu 2
 
 // rdxBenchN is the input size of BenchmarkSortRadixDists (80 MB of int64).
 const rdxBenchN = 10_000_000
@@ -42,7 +38,7 @@ func rdxBenchRand(seed uint64) *rand.Rand {
 // benchmark returns, and wakes every worker once so that the first timed
 // iteration does not pay for goroutine start-up.
 func rdxBenchPool(b *testing.B) *forkjoin.Pool {
-	p := srtPool(b, runtime.GOMAXPROCS(0))
+	p := sorttest.Pool(b, runtime.GOMAXPROCS(0))
 	forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return w.Index() })
 	return p
 }
@@ -85,8 +81,9 @@ func rdxBenchSort(b *testing.B, src []int64, sortFn func([]int64)) {
 }
 
 // BenchmarkSortRadixDists sorts 10M int64 of each distribution in
-// rdxBenchDists with slices.Sort, magpie.Sort (radix) and magpie.Sort
-// with InPlace (quicksort), on a pool of GOMAXPROCS workers.
+// rdxBenchDists with slices.Sort, Sort (radix; impl=magpie, as magpie.Sort
+// runs it) and Sort in place (quicksort; impl=magpie-inplace), on a pool
+// of GOMAXPROCS workers.
 func BenchmarkSortRadixDists(b *testing.B) {
 	rdxWarmHeap(8 * rdxBenchN)
 	for _, name := range rdxBenchDists {
@@ -103,11 +100,11 @@ func BenchmarkSortRadixDists(b *testing.B) {
 		})
 		b.Run("dist="+name+"/impl=magpie", func(b *testing.B) {
 			p := rdxBenchPool(b)
-			rdxBenchSort(b, src, func(s []int64) { magpie.Sort(p, s) })
+			rdxBenchSort(b, src, func(s []int64) { Sort(p, s, 0, false) })
 		})
 		b.Run("dist="+name+"/impl=magpie-inplace", func(b *testing.B) {
 			p := rdxBenchPool(b)
-			rdxBenchSort(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) })
+			rdxBenchSort(b, src, func(s []int64) { Sort(p, s, 0, true) })
 		})
 	}
 }
@@ -128,7 +125,11 @@ func BenchmarkSortRadixThreshold(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("n=%d/impl=radix", n), func(b *testing.B) {
 			p := rdxBenchPool(b)
-			rdxBenchSort(b, src, func(s []int64) { magpie.SortRadixForBench(p, s) })
+			rdxBenchSort(b, src, func(s []int64) {
+				if !sortRadix(p, s) {
+					b.Fatal("sortRadix did not sort int64")
+				}
+			})
 		})
 	}
 }
