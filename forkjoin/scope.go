@@ -88,7 +88,8 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 
 // Spawn forks fn into the scope from a task running on w (the scope body
 // or a task spawned in the scope). It returns at once; fn runs on some worker
-// of w's pool before RunScope returns. Each spawn allocates one small node.
+// of w's pool before RunScope returns. The node that carries fn is recycled
+// by w (see SpawnTask), so a spawn allocates only what fn itself captures.
 func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if w == nil {
 		panicNilWorker("Scope.Spawn")
@@ -96,18 +97,15 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if fn == nil {
 		panic("forkjoin: Scope.Spawn called with a nil function")
 	}
-	w.checkCanceled()
-	if s.pending.Add(1) == 1 {
-		panic("forkjoin: Scope.Spawn called after its RunScope returned")
-	}
-	t := &scopeTask{scope: s}
-	t.job = t
+	t := takeSpawnNode[funcAction](s, w, "Scope.Spawn")
 	if s.fifo != nil {
 		s.fifo.push(fn) // t is a ticket for the oldest task
 	} else {
-		t.fn = fn
+		t.task = fn
 	}
-	w.push(&t.node)
+	if !w.pushPrivate(&t.node) {
+		w.pushPublishing(&t.node)
+	}
 }
 
 func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
@@ -119,29 +117,4 @@ func (s *Scope) finishOne() {
 	if s.pending.Add(-1) == 0 {
 		s.done.set()
 	}
-}
-
-// scopeTask is one spawned task.
-type scopeTask struct {
-	node
-	scope *Scope
-	fn    func(*Worker) // nil on a FIFO pool: the task comes from scope.fifo
-}
-
-func (t *scopeTask) execute(w *Worker) {
-	s := t.scope
-	finished := false
-	defer func() {
-		if !finished {
-			s.recordPanic(CapturePanic(recover()))
-		}
-		s.finishOne() // t's own latch stays unset: nobody waits for one spawned task
-	}()
-	fn := t.fn
-	if s.fifo != nil {
-		fn = s.fifo.pop()
-	}
-	w.checkCanceled()
-	fn(w)
-	finished = true
 }
