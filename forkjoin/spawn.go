@@ -85,7 +85,7 @@ func takeSpawnNode[A spawnAction](s *Scope, w *Worker, api string) *spawnNode[A]
 		panic("forkjoin: " + api + " called with a nil *Scope")
 	}
 	w.checkCanceled()
-	if s.pending.Add(1) == 1 {
+	if !s.count(w) {
 		panic("forkjoin: " + api + " called after its RunScope returned")
 	}
 	l := cacheOf[spawnList[A]](w)
@@ -153,12 +153,13 @@ func (t *spawnNode[A]) release(w *Worker) {
 // (or runtime.Goexit) is recorded for RunScope, and the count drops even
 // then.
 func runSpawned[A spawnAction](s *Scope, w *Worker, a A) {
+	outer := w.enterScope(s)
 	finished := false
 	defer func() {
 		if !finished {
 			s.recordPanic(CapturePanic(recover()))
 		}
-		s.finishOne() // the node's own latch stays unset: nobody waits for one spawned task
+		s.finish(w.leaveScope(outer)) // the node's own latch stays unset: nobody waits for one spawned task
 	}()
 	w.checkCanceled()
 	a.Compute(w)
