@@ -249,8 +249,17 @@ func panicNilWorker(api string) {
 	panic("forkjoin: " + api + " called with a nil *Worker")
 }
 
+// panicNilTask panics with the message for a typed task that is a nil
+// interface value (C an interface type): its Compute cannot be called, and
+// calling it would raise a runtime error in the runtime's own frame, which
+// would read as a bug in magpie (internalerr.go).
+func panicNilTask(api string) {
+	panic("forkjoin: " + api + " called with a nil task")
+}
+
 // orDefault returns p, or Default() for a nil p: every function that takes
-// a *Pool reads nil as Default() (TestNilPoolMeansDefault).
+// a *Pool, and every method of a nil *Pool, reads nil as Default()
+// (TestNilPoolMeansDefault, TestNilPoolMethodsMeanDefault).
 func orDefault(p *Pool) *Pool {
 	if p == nil {
 		return Default()

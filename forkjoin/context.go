@@ -27,6 +27,9 @@ func newComputation(ctx context.Context) *computation {
 // for computations started without a context. It costs two loads: call it
 // in inner loops of long tasks to stop early.
 func (w *Worker) Err() error {
+	if w == nil {
+		panicNilWorker("Worker.Err")
+	}
 	if c := w.comp; c != nil && c.canceled.Load() {
 		return c.ctx.Err()
 	}
@@ -36,6 +39,9 @@ func (w *Worker) Err() error {
 // Context returns the context of the computation w is running, or
 // context.Background() for computations started without one.
 func (w *Worker) Context() context.Context {
+	if w == nil {
+		panicNilWorker("Worker.Context")
+	}
 	if c := w.comp; c != nil {
 		return c.ctx
 	}

@@ -62,7 +62,11 @@
 //     "<package>: <function> called with a nil *Worker", in packages
 //     forkjoin, task and magpie alike (TestNilWorkerOneMessage in each).
 //   - A nil *Pool means Default() wherever a pool is taken, as a nil
-//     Runner does (TestNilPoolMeansDefault in each package).
+//     Runner does, and as the receiver of a method (Close and Shutdown then
+//     do nothing, as on Default()) (TestNilPoolMeansDefault in each
+//     package, TestNilPoolMethodsMeanDefault). A nil *Worker, *Scope or
+//     *Future receiver, or a typed task that is a nil interface value,
+//     panics with a message naming the call (TestMisuseInsideTaskIsAUsageError).
 //   - A panic in a task never kills a worker: it is captured with its stack
 //     as a *PanicError (see Panics below).
 //   - Close runs everything accepted, then stops the workers; work submitted
@@ -119,6 +123,13 @@
 //	magpie.For, Map, Reduce, Sort, ...             re-panics with the *PanicError
 //	Future.Get, InvokeContext                      returns it as the error
 //	Execute                                        goes to the pool's panic handler
+//
+// A runtime error (a nil dereference, an index out of range) raised by the
+// runtime's own code rather than the task's is a bug in magpie, not the
+// task's panic: it ends the program with "forkjoin: internal error" and its
+// stack, as the Go runtime does with its own (TestInternalErrorEndsTheProgram).
+// (Breaking the contract above, a *Worker used by another goroutine, can
+// also end there: the runtime's state is then corrupt.)
 //
 // A task that calls runtime.Goexit (t.FailNow in a test) is reported the
 // same way, with a Value saying so, and its worker carries on.

@@ -3,6 +3,7 @@ package forkjoin
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -50,16 +51,21 @@ func (e *PanicError) Unwrap() error {
 //
 // It is the one place where magpie captures a panic; packages built on
 // forkjoin (the helpers of package magpie, task, pipeline) use it too, so
-// that a panic reads the same whichever path ran the function.
+// that a panic reads the same whichever path ran the function. A runtime
+// error raised by magpie's runtime itself, rather than by the task, is not
+// the task's: CapturePanic ends the program with it (internalerr.go).
 func CapturePanic(v any) *PanicError {
 	switch v := v.(type) {
 	case *PanicError:
 		return v
 	case nil:
 		return &PanicError{Value: ErrGoexit, Stack: debug.Stack()}
-	default:
-		return &PanicError{Value: v, Stack: debug.Stack()}
+	case runtime.Error:
+		if raisedInRuntime() {
+			fatalInternal(v)
+		}
 	}
+	return &PanicError{Value: v, Stack: debug.Stack()}
 }
 
 // callInline calls fn on w, on the caller's stack, and re-raises a panic

@@ -81,6 +81,9 @@ func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
 	if w == nil {
 		panicNilWorker("ForkTask")
 	}
+	if any(c) == nil {
+		panicNilTask("ForkTask")
+	}
 	w.checkCanceled()
 	l := cacheOf[cellList[T, C]](w)
 	n := l.ready
@@ -124,10 +127,10 @@ func (f *Future[T]) Done() bool {
 // is forked and joined in one function stays on that function's stack
 // (scripts/check-escape guards this).
 func (f *Future[T]) Join(w *Worker) T {
-	c := f.c
-	if c == nil {
+	if f == nil || f.c == nil {
 		checkFuture(f, "Join")
 	}
+	c := f.c
 	if c.owner != w || w == nil {
 		return f.joinOther(w)
 	}

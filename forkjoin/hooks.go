@@ -54,7 +54,7 @@ func (w *Worker) callHook(h func(index int)) {
 
 // callExitHook runs the exit hook of a worker that leaves its loop idle.
 // The worker counts as running meanwhile, as it does while it runs a task
-// (goid.go): the hook runs user code on a registered worker goroutine, so a
+// (caller.go): the hook runs user code on a registered worker goroutine, so a
 // call from it into its own pool (Close, Broadcast, Invoke) must find its
 // worker whatever other pools are doing. Counted idle, callingWorker's fast
 // path saw no worker when no other pool was busy, and Close from the hook

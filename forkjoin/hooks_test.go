@@ -23,13 +23,13 @@ type hookLog struct {
 type hookEvent struct {
 	start bool
 	index int
-	gid   uint64
+	gid   uintptr
 }
 
 func (l *hookLog) hooks() Option {
 	return WithWorkerHooks(
-		func(i int) { l.add(hookEvent{true, i, goid()}) },
-		func(i int) { l.add(hookEvent{false, i, goid()}) })
+		func(i int) { l.add(hookEvent{true, i, goroutineKey()}) },
+		func(i int) { l.add(hookEvent{false, i, goroutineKey()}) })
 }
 
 func (l *hookLog) add(e hookEvent) { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
@@ -81,7 +81,7 @@ func TestWorkerHooksStartAndExit(t *testing.T) {
 // goroutine that has not called start.
 func fibHooked(w *Worker, n int, log *hookLog, unstarted *atomic.Int64) int {
 	ev := log.of(w.Index())
-	if len(ev) == 0 || !ev[len(ev)-1].start || ev[len(ev)-1].gid != goid() {
+	if len(ev) == 0 || !ev[len(ev)-1].start || ev[len(ev)-1].gid != goroutineKey() {
 		unstarted.Add(1)
 	}
 	if n < 2 {

@@ -53,6 +53,9 @@ func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B
 // paths (a private push, a private pop) inline, and an un-stolen JoinTasks
 // makes no call beyond a.Compute, b.Compute and its deferred function.
 func JoinTasks[A, B any, CA Computer[A], CB Computer[B]](w *Worker, a CA, b CB) (ra A, rb B) {
+	if any(a) == nil || any(b) == nil {
+		panicNilTask("JoinTasks")
+	}
 	n := takeCell[B, CB](w, "JoinTasks")
 	n.task = b
 	if !w.pushPrivate(&n.node) {

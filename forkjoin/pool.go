@@ -114,16 +114,16 @@ func New(opts ...Option) *Pool {
 var poolCount atomic.Int64
 
 // Parallelism returns the number of workers.
-func (p *Pool) Parallelism() int { return p.parallelism }
+func (p *Pool) Parallelism() int { return orDefault(p).parallelism }
 
 // MaxWorkers returns the number of distinct worker indices the pool can
 // have: Parallelism() plus the compensating workers Block may start
 // (WithMaxBlocked). Every Worker.Index() of the pool is below it, so it
 // sizes a per-worker array safely.
-func (p *Pool) MaxWorkers() int { return len(p.workers) }
+func (p *Pool) MaxWorkers() int { return len(orDefault(p).workers) }
 
 // Mode returns the pool's scheduling mode.
-func (p *Pool) Mode() Mode { return p.mode }
+func (p *Pool) Mode() Mode { return orDefault(p).mode }
 
 // isRunner marks *Pool as a Runner.
 func (p *Pool) isRunner() {}
@@ -140,7 +140,7 @@ func (p *Pool) isRunner() {}
 // workers exit once the work in flight completes. Close on the Default pool
 // does nothing.
 func (p *Pool) Close() {
-	if p.isShared {
+	if p == nil || p.isShared {
 		return
 	}
 	p.beginClose()
@@ -169,7 +169,7 @@ func (p *Pool) waitWatchdog() {
 // (TestShutdownContextBoundsOnlyTheDrain). Shutdown on the Default pool
 // does nothing and returns nil.
 func (p *Pool) Shutdown(ctx context.Context) error {
-	if p.isShared {
+	if p == nil || p.isShared {
 		return nil
 	}
 	p.beginClose()

@@ -92,6 +92,9 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 // of w's pool before RunScope returns. The node that carries fn is recycled
 // by w (see SpawnTask), so a spawn allocates only what fn itself captures.
 func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
+	if s == nil {
+		panic("forkjoin: Scope.Spawn called with a nil *Scope")
+	}
 	if w == nil {
 		panicNilWorker("Scope.Spawn")
 	}

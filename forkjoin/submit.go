@@ -52,6 +52,7 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
 	}
+	p = orDefault(p)
 	return p.submitAt(nil, nil, fn, prio, false)
 }
 
@@ -73,6 +74,7 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 	if fn == nil {
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
+	p = orDefault(p)
 	return p.submitAt(ctx, nil, fn, prio, true)
 }
 
@@ -162,6 +164,9 @@ func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
 
 // SubmitTaskPriority is SubmitTask at priority prio.
 func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Future[T] {
+	if any(c) == nil {
+		panicNilTask("SubmitTask")
+	}
 	p = orDefault(p)
 	s := newSubmission[T](p, c)
 	if err := p.submitAt(nil, &s.node, nil, prio, true); err != nil {

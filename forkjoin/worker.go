@@ -52,12 +52,22 @@ type Worker struct {
 }
 
 // Pool returns the pool the worker belongs to.
-func (w *Worker) Pool() *Pool { return w.pool }
+func (w *Worker) Pool() *Pool {
+	if w == nil {
+		panicNilWorker("Worker.Pool")
+	}
+	return w.pool
+}
 
 // Index returns the worker's index: 0 to Parallelism()-1 for the pool's
 // workers, and up to MaxWorkers()-1 for the compensating workers Block
 // starts. Size per-worker arrays with MaxWorkers().
-func (w *Worker) Index() int { return w.index }
+func (w *Worker) Index() int {
+	if w == nil {
+		panicNilWorker("Worker.Index")
+	}
+	return w.index
+}
 
 // Surplus returns the number of tasks in the worker's own deque minus the
 // number of idle workers that could steal them, the estimate behind Java's
@@ -66,6 +76,9 @@ func (w *Worker) Index() int { return w.index }
 // splitting; a negative value means thieves are waiting for work. It costs a
 // few atomic loads.
 func (w *Worker) Surplus() int {
+	if w == nil {
+		panicNilWorker("Worker.Surplus")
+	}
 	return w.deque.OwnerLen() - w.pool.idleWorkers()
 }
 
@@ -482,7 +495,7 @@ func (w *Worker) loop() {
 		if w.inbox.Load() != nil { // a Broadcast waits for this worker
 			if idle {
 				idle = false
-				p.addIdle(-1) // a worker running user code counts as running (see goid.go)
+				p.addIdle(-1) // a worker running user code counts as running (see caller.go)
 			}
 			w.runShares()
 			bo.Reset()

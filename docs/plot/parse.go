@@ -73,6 +73,9 @@ func parse(r io.Reader) (*results, error) {
 			}
 			m[f[i+1]] = append(m[f[i+1]], v)
 		}
+		if isCeiling(k.Workload) {
+			continue // the machine's ceiling, not a workload: see ceiling
+		}
 		if !slices.Contains(res.Workloads, k.Workload) {
 			res.Workloads = append(res.Workloads, k.Workload)
 		}
@@ -150,7 +153,6 @@ func abs(x float64) float64 {
 	return x
 }
 
-// stat returns the median of unit for k, and whether it was measured.
 // seqTime returns the sequential time of a workload that speedups at procs
 // are computed against. Sequential code runs one goroutine, so its time
 // does not depend on GOMAXPROCS; on a shared VM it still varies with the
@@ -171,10 +173,89 @@ func (r *results) seqTime(wl string, procs int) (float64, bool) {
 	return best, found
 }
 
+// stat returns the median of unit for k, and whether it was measured.
 func (r *results) stat(k key, unit string) (float64, bool) {
 	xs := r.Samples[k][unit]
 	if len(xs) == 0 {
 		return 0, false
 	}
 	return median(xs), true
+}
+
+// The machine's ceiling (BenchmarkCeiling in bench/ceiling_test.go): the
+// same pure ALU loop timed on one goroutine (impl=seq) and split over
+// GOMAXPROCS goroutines (impl=parallel) in one process. scripts/bench runs
+// one such process per GOMAXPROCS before every round of every family, named
+// Ceiling/family=NAME/impl=...; by hand it is Ceiling/impl=....
+
+const (
+	ceilingName     = "Ceiling"
+	ceilingSeq      = "seq"
+	ceilingParallel = "parallel"
+)
+
+func isCeiling(wl string) bool {
+	return wl == ceilingName || strings.HasPrefix(wl, ceilingName+"/")
+}
+
+// family is the schedule family a workload belongs to: the first part of
+// its name, which is its benchmark function's ("SubmitFrom/producers=4" is
+// in SubmitFrom).
+func family(wl string) string {
+	f, _, _ := strings.Cut(wl, "/")
+	return f
+}
+
+// ceilingStat is the machine's ceiling for one family at one GOMAXPROCS.
+type ceilingStat struct {
+	Median float64 // median over rounds of one-goroutine time / P-goroutine time
+	Spread float64 // the largest distance of a round's ratio from Median, as a fraction of it
+	Rounds int
+}
+
+// ceiling returns the ceiling measured in the rounds of wl's family at
+// procs, or, in a run that does not label its ceiling samples by family
+// (a run by hand), the run's unlabelled Ceiling samples. Each round's
+// ratio is taken within its process (the k-th seq sample over the k-th
+// parallel one: the two ran back to back), so the ceiling follows the
+// machine's state round by round; the median is over rounds.
+func (r *results) ceiling(wl string, procs int) (ceilingStat, bool) {
+	for _, name := range []string{ceilingName + "/family=" + family(wl), ceilingName} {
+		seq := r.Samples[key{name, ceilingSeq, procs}]["ns/op"]
+		par := r.Samples[key{name, ceilingParallel, procs}]["ns/op"]
+		n := min(len(seq), len(par))
+		if n == 0 {
+			continue
+		}
+		ratios := make([]float64, 0, n)
+		for i := range n {
+			if par[i] > 0 {
+				ratios = append(ratios, seq[i]/par[i])
+			}
+		}
+		if len(ratios) == 0 {
+			continue
+		}
+		return ceilingStat{median(ratios), spread(ratios), len(ratios)}, true
+	}
+	return ceilingStat{}, false
+}
+
+// ceilingFamilies lists the families that have ceiling samples of their
+// own, in the order of the run.
+func (r *results) ceilingFamilies() []string {
+	var out []string
+	for _, wl := range r.Workloads {
+		f := family(wl)
+		if slices.Contains(out, f) {
+			continue
+		}
+		for _, procs := range r.Procs {
+			if _, ok := r.Samples[key{ceilingName + "/family=" + f, ceilingSeq, procs}]; ok {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -93,7 +93,7 @@ func TestSummaryMarksLosses(t *testing.T) {
 	md := b.String()
 	// waitgroup beats magpie on SortInt64 (400 vs 450 ms): the table must say so.
 	for _, want := range []string{
-		"| SortInt64 | 900 ms | 450 ms | 2.00x | waitgroup | 2.25x | **0.89x (magpie slower)** |",
+		"| SortInt64 | 900 ms | 450 ms | 2.00x | — | — | waitgroup | 2.25x | **0.89x (magpie slower)** |",
 		"| waitgroup | 2 | 1.4 s |",
 		"| Fib30 | ns/fork | 3 | 15 | waitgroup | 1040 | 69.33x (magpie faster) |",
 		"| map | 10 | 20 ns | 25 ns | 30 ns | **1.50 (slower)** | 1.20 | 0 |",
@@ -137,5 +137,62 @@ BenchmarkSmall/op=for/n=10/impl=seq-2	1	12 ns/op
 	}
 	if v, _ := r.seqTime("Small/op=for/n=10", 2); v != 12 {
 		t.Errorf("small inputs compare at their own GOMAXPROCS: got %v, want 12", v)
+	}
+}
+
+// TestCeilingPerFamily reads testdata/ceiling.txt: three rounds of Fib40,
+// each round's ceiling sample (Ceiling/family=Fib40) right before it, a
+// cost family (SubmitFrom), and a family run by hand whose ceiling is
+// unlabelled.
+func TestCeilingPerFamily(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "ceiling.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Workloads, ","); got != "Fib40,SubmitFrom/producers=4,Tree" {
+		t.Errorf("workloads %s: the ceiling samples are not a workload", got)
+	}
+	// P=2 rounds: 30/18.75 = 1.6, 32/16 = 2.0, 34/20 = 1.7, paired within
+	// each round: median 1.7, farthest round 0.3 away.
+	c, ok := r.ceiling("Fib40", 2)
+	if !ok || c.Rounds != 3 || abs(c.Median-1.7) > 1e-9 || abs(c.Spread-0.3/1.7) > 1e-9 {
+		t.Errorf("ceiling(Fib40, 2) = %+v, %v; want median 1.7 over 3 rounds, spread 0.3/1.7", c, ok)
+	}
+	if c, ok := r.ceiling("Fib40", 1); !ok || c.Median != 1 {
+		t.Errorf("ceiling(Fib40, 1) = %+v, %v; want 1", c, ok)
+	}
+	if c, ok := r.ceiling("Tree", 2); !ok || c.Median != 1.5 || c.Rounds != 1 {
+		t.Errorf("ceiling(Tree, 2) = %+v, %v; want the unlabelled 1.5", c, ok)
+	}
+	if got := strings.Join(r.ceilingFamilies(), ","); got != "Fib40" {
+		t.Errorf("ceiling families %s", got)
+	}
+	var b strings.Builder
+	writeSummary(&b, r)
+	md := b.String()
+	// seq: the smaller median of 500 (P=1) and 520 (P=2) ms; magpie at P=2:
+	// 290 ms, so 1.72x, 101% of the ceiling.
+	for _, want := range []string{
+		"| workload | seq | magpie | magpie speedup | ceiling | speedup/ceiling | best baseline | its speedup | magpie vs best baseline |",
+		"| Fib40 | 500 ms | 290 ms | 1.72x | 1.70x | 101% | waitgroup | 1.52x | 1.14x (magpie faster) |",
+		"| Tree | 40 ms | 30 ms | 1.33x | 1.50x | 89% |",
+		"| family | ceiling (P=2) | ± | rounds | ceiling (P=1) | ± | rounds |",
+		"| Fib40 | 1.70x | 18% | 3 | 1.00x | 0% | 3 |",
+		"| magpie | 2 | 290 ms | 14% | 1.72x | 1.70x | 101% | — |",
+		"| waitgroup | 2 | 330 ms | 3% | 1.52x | 1.70x | 89% | 1.14x (magpie faster) |",
+		"| seq | 2 | 520 ms | 2% | — | — | — | 1.79x (magpie faster) |",
+		"| SubmitFrom/producers=4 | ns/task | 1 | 200 | channel | 100 | **0.50x (magpie slower)** |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "#### Ceiling") {
+		t.Errorf("the ceiling has a workload table:\n%s", md)
 	}
 }

@@ -28,13 +28,19 @@ func inSpeedupPlot(wl string) bool {
 	return !strings.HasPrefix(wl, "Small") && !isOverhead(wl)
 }
 
-// overheadUnits maps the workloads that measure a per-operation cost (not
-// a speedup) to that cost's unit: fib(30) forking at every level does
-// almost no work per fork, and the submission benchmark's seq is a loop of
-// calls, not a competing implementation.
-var overheadUnits = map[string]string{"Fib30": "ns/fork", "Submit1M": "ns/task"}
+// overheadUnits maps the families whose workloads measure a per-operation
+// cost (not a speedup) to that cost's unit: fib(30) forking at every level
+// does almost no work per fork, and the submission benchmarks' seq is a
+// loop of calls, not a competing implementation.
+var overheadUnits = map[string]string{"Fib30": "ns/fork", "Submit1M": "ns/task", "SubmitFrom": "ns/task"}
 
-func isOverhead(wl string) bool { _, ok := overheadUnits[wl]; return ok }
+// overheadUnit returns the cost unit of wl's family, if it measures a cost.
+func overheadUnit(wl string) (string, bool) {
+	u, ok := overheadUnits[family(wl)]
+	return u, ok
+}
+
+func isOverhead(wl string) bool { _, ok := overheadUnit(wl); return ok }
 
 func implColor(impl string) color.Color {
 	if i := slices.Index(speedupImpls, impl); i >= 0 {
@@ -45,7 +51,8 @@ func implColor(impl string) color.Color {
 
 // speedupPlot draws, for one GOMAXPROCS, grouped bars of sequential time
 // over each implementation's time per workload, with the sequential level
-// (1) and the ideal (procs) as dashed lines.
+// (1) and the ideal (procs) as dashed lines and, where the run measured
+// it, the machine's ceiling for the workload's family as a solid mark.
 func speedupPlot(r *results, procs int, file, caption string) error {
 	var wls []string
 	for _, wl := range r.Workloads {
@@ -88,6 +95,26 @@ func speedupPlot(r *results, procs int, file, caption string) error {
 		bars.Offset = width * vg.Length(float64(i)-float64(len(present)-1)/2)
 		p.Add(bars)
 		p.Legend.Add(impl, bars)
+	}
+	// The machine's ceiling of each workload's family, measured in the
+	// same rounds: a solid mark across the workload's group of bars.
+	ceilingLegend := false
+	for j, wl := range wls {
+		c, ok := r.ceiling(wl, procs)
+		if !ok {
+			continue
+		}
+		mark, err := plotter.NewLine(plotter.XYs{{X: float64(j) - 0.45, Y: c.Median}, {X: float64(j) + 0.45, Y: c.Median}})
+		if err != nil {
+			return err
+		}
+		mark.Width = vg.Points(2)
+		mark.Color = color.Black
+		p.Add(mark)
+		if !ceilingLegend {
+			p.Legend.Add("machine ceiling, same rounds", mark)
+			ceilingLegend = true
+		}
 	}
 	for _, level := range []float64{1, float64(procs)} {
 		line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: level}, {X: float64(len(wls)) - 0.5, Y: level}})

@@ -64,10 +64,12 @@ func writeSummary(w io.Writer, r *results) {
 	top := r.Procs[len(r.Procs)-1]
 	fmt.Fprintf(w, "#### Headline: GOMAXPROCS=%d\n\n", top)
 	fmt.Fprintln(w, "Speedup is sequential time over parallel time (higher is better); "+
+		"the ceiling is the speedup the machine allowed in the same rounds (the same pure ALU loop on "+
+		"GOMAXPROCS goroutines against one), and speedup/ceiling how much of it magpie got; "+
 		"\"vs best baseline\" is the best goroutine baseline's time over magpie's (above 1: magpie wins).")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| workload | seq | magpie | magpie speedup | best baseline | its speedup | magpie vs best baseline |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| workload | seq | magpie | magpie speedup | ceiling | speedup/ceiling | best baseline | its speedup | magpie vs best baseline |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	var small []string
 	for _, wl := range r.Workloads {
 		if strings.HasPrefix(wl, "Small/") {
@@ -91,7 +93,7 @@ func writeSummary(w io.Writer, r *results) {
 				best, bestT = impl, t
 			}
 		}
-		row := fmt.Sprintf("| %s | %s | %s | %.2fx |", wl, fmtDur(seq), fmtDur(mag), seq/mag)
+		row := fmt.Sprintf("| %s | %s | %s | %.2fx | %s |", wl, fmtDur(seq), fmtDur(mag), seq/mag, r.ceilingCells(wl, top, seq/mag))
 		if best == "" {
 			row += " — | — | — |"
 		} else {
@@ -100,6 +102,7 @@ func writeSummary(w io.Writer, r *results) {
 		fmt.Fprintln(w, row)
 	}
 	fmt.Fprintln(w)
+	writeCeilings(w, r)
 	writeOverheadHeadline(w, r, top)
 	writeTargets(w, r)
 	if len(small) > 0 {
@@ -112,8 +115,8 @@ func writeSummary(w io.Writer, r *results) {
 		}
 		fmt.Fprintf(w, "#### %s\n\n", wl)
 		extra := extraUnits(r, wl)
-		hdr := "| impl | GOMAXPROCS | time/op | ± | speedup vs seq | magpie vs it |"
-		sep := "|---|---|---|---|---|---|"
+		hdr := "| impl | GOMAXPROCS | time/op | ± | speedup vs seq | ceiling | speedup/ceiling | magpie vs it |"
+		sep := "|---|---|---|---|---|---|---|---|"
 		for _, u := range extra {
 			hdr += " " + u + " |"
 			sep += "---|"
@@ -131,9 +134,9 @@ func writeSummary(w io.Writer, r *results) {
 				}
 				row := fmt.Sprintf("| %s | %d | %s | %.0f%% |", impl, procs, fmtDur(t), 100*spread(r.Samples[k]["ns/op"]))
 				if okS && impl != seqImpl {
-					row += fmt.Sprintf(" %.2fx |", seq/t)
+					row += fmt.Sprintf(" %.2fx | %s |", seq/t, r.ceilingCells(wl, procs, seq/t))
 				} else {
-					row += " — |"
+					row += " — | — | — |"
 				}
 				if okM && impl != magpieImpl {
 					row += " " + verdict(t, mag) + " |"
@@ -155,6 +158,49 @@ func writeSummary(w io.Writer, r *results) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// ceilingCells returns the "ceiling | speedup/ceiling" cells for a speedup
+// of wl at procs: dashes when the run has no ceiling samples for it.
+func (r *results) ceilingCells(wl string, procs int, speedup float64) string {
+	c, ok := r.ceiling(wl, procs)
+	if !ok || c.Median <= 0 {
+		return "— | —"
+	}
+	return fmt.Sprintf("%.2fx | %.0f%%", c.Median, 100*speedup/c.Median)
+}
+
+// writeCeilings writes the machine's ceiling per family and GOMAXPROCS:
+// its median over the family's rounds, how far the rounds strayed from it,
+// and how many there were.
+func writeCeilings(w io.Writer, r *results) {
+	fams := r.ceilingFamilies()
+	if len(fams) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "The machine's ceiling in each family's rounds (BenchmarkCeiling: one pure ALU loop on one goroutine, "+
+		"then split over GOMAXPROCS goroutines, in a process of its own right before each round's sample; "+
+		"median of the rounds' ratios, ± the farthest round):")
+	fmt.Fprintln(w)
+	hdr, sep := "| family |", "|---|"
+	for _, procs := range slices.Backward(r.Procs) {
+		hdr += fmt.Sprintf(" ceiling (P=%d) | ± | rounds |", procs)
+		sep += "---|---|---|"
+	}
+	fmt.Fprintln(w, hdr)
+	fmt.Fprintln(w, sep)
+	for _, f := range fams {
+		row := "| " + f + " |"
+		for _, procs := range slices.Backward(r.Procs) {
+			if c, ok := r.ceiling(f, procs); ok {
+				row += fmt.Sprintf(" %.2fx | %.0f%% | %d |", c.Median, 100*c.Spread, c.Rounds)
+			} else {
+				row += " — | — | — |"
+			}
+		}
+		fmt.Fprintln(w, row)
+	}
+	fmt.Fprintln(w)
 }
 
 // extraUnits lists the custom metrics (ns/fork, GFLOP/s, ...) reported in a
@@ -236,7 +282,7 @@ func writeSmall(w io.Writer, r *results, small []string) {
 func writeOverheadHeadline(w io.Writer, r *results, top int) {
 	var rows []string
 	for _, wl := range r.Workloads {
-		unit, ok := overheadUnits[wl]
+		unit, ok := overheadUnit(wl)
 		if !ok {
 			continue
 		}

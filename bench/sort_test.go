@@ -1,8 +1,7 @@
-package magpie_test
+package bench
 
 import (
 	"cmp"
-	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -220,62 +219,6 @@ func BenchmarkSortStableFunc(b *testing.B) {
 			runSort(b, src, func(s []bRec) {
 				mergeSortStable(bl.newGroup, s, make([]bRec, len(s)), cmpBRec, sortGrain(len(s)))
 			}, benchStableSorted)
-		})
-	}
-}
-
-// radixBenchDists are the distributions of BenchmarkSortRadixDists: those
-// that hurt a radix sort (few or no distinct keys, presorted input, a small
-// range, which leaves most bytes equal) beside the full 64-bit range.
-var radixBenchDists = []string{"random64", "equal", "fewDistinct", "sorted", "reverse", "smallRange"}
-
-// BenchmarkSortRadixDists sorts 10M int64 of each distribution in
-// radixBenchDists with slices.Sort, magpie.Sort (radix) and magpie.Sort
-// with InPlace (quicksort). Run it at one GOMAXPROCS per process.
-func BenchmarkSortRadixDists(b *testing.B) {
-	warmHeap(8 * sortN)
-	sorted := func(s []int64) bool { return slices.IsSorted(s) }
-	for _, name := range radixBenchDists {
-		var src []int64
-		for _, d := range rdxDists {
-			if d.name == name {
-				for _, v := range d.gen(benchRand(7), sortN) {
-					src = append(src, int64(v))
-				}
-			}
-		}
-		b.Run("dist="+name+"/impl=seq", func(b *testing.B) {
-			runSort(b, src, slices.Sort[[]int64], sorted)
-		})
-		b.Run("dist="+name+"/impl=magpie", func(b *testing.B) {
-			p := benchPool(b)
-			runSort(b, src, func(s []int64) { magpie.Sort(p, s) }, sorted)
-		})
-		b.Run("dist="+name+"/impl=magpie-inplace", func(b *testing.B) {
-			p := benchPool(b)
-			runSort(b, src, func(s []int64) { magpie.Sort(p, s, magpie.InPlace()) }, sorted)
-		})
-	}
-}
-
-// BenchmarkSortRadixThreshold sorts random int64 slices of sizes around
-// radixMin on the calling goroutine's pool of GOMAXPROCS workers, radix
-// against slices.Sort (which Sort uses below radixMin): where the radix
-// sort starts to win is where radixMin belongs.
-func BenchmarkSortRadixThreshold(b *testing.B) {
-	sorted := func(s []int64) bool { return slices.IsSorted(s) }
-	for _, n := range []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 16} {
-		r := benchRand(9)
-		src := make([]int64, n)
-		for i := range src {
-			src[i] = r.Int64()
-		}
-		b.Run(fmt.Sprintf("n=%d/impl=seq", n), func(b *testing.B) {
-			runSort(b, src, slices.Sort[[]int64], sorted)
-		})
-		b.Run(fmt.Sprintf("n=%d/impl=radix", n), func(b *testing.B) {
-			p := benchPool(b)
-			runSort(b, src, func(s []int64) { magpie.SortRadixForBench(p, s) }, sorted)
 		})
 	}
 }

@@ -1,9 +1,11 @@
-package magpie_test
+package bench
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,9 +27,44 @@ const (
 
 var seqSink float64
 
+// seqBatch is how many elements the goroutine baselines of the iterator
+// helpers pull from the seq before they hand them to a goroutine.
+const seqBatch = 4096
+
+// seqBatches is the hand-written parallel range over a seq: pull seqBatch
+// elements at a time, run work on each batch on its own goroutine, wait
+// for all of them with a sync.WaitGroup, and return the batches' results
+// in the seq's order.
+func seqBatches[E, R any](seq iter.Seq[E], work func(batch []E) R) []R {
+	var wg sync.WaitGroup
+	var outs []*R // written by this goroutine only; each *R by one batch's goroutine
+	batch := make([]E, 0, seqBatch)
+	flush := func() {
+		out, in := new(R), batch
+		outs = append(outs, out)
+		wg.Go(func() { *out = work(in) })
+		batch = make([]E, 0, seqBatch)
+	}
+	for x := range seq {
+		batch = append(batch, x)
+		if len(batch) == seqBatch {
+			flush()
+		}
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+	wg.Wait()
+	res := make([]R, len(outs))
+	for i, out := range outs {
+		res[i] = *out
+	}
+	return res
+}
+
 // BenchmarkForSeqMath: for x := range seq { body(x) } with a ~50 ns body
 // that writes nothing shared (it counts the rare negative results), against
-// ForSeq.
+// ForSeq and against batches of the seq on goroutines (seqBatches).
 func BenchmarkForSeqMath(b *testing.B) {
 	in := benchFloats(seqN, 11)
 	var negatives atomic.Int64
@@ -54,10 +91,22 @@ func BenchmarkForSeqMath(b *testing.B) {
 			magpie.ForSeq(p, slices.Values(in), body)
 		}
 	})
+	b.Run("impl=waitgroup", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			seqBatches(slices.Values(in), func(batch []float64) struct{} {
+				for _, x := range batch {
+					body(x)
+				}
+				return struct{}{}
+			})
+		}
+	})
 }
 
 // BenchmarkMapSeqMath: the results of benchMathFn over the seq consumed in
-// order, as a sequential loop and through MapSeq.
+// order, as a sequential loop, through MapSeq, and (waitgroup) mapped in
+// batches on goroutines (seqBatches) and then consumed in order.
 func BenchmarkMapSeqMath(b *testing.B) {
 	in := benchFloats(seqN, 12)
 	b.Run("impl=seq", func(b *testing.B) {
@@ -81,6 +130,25 @@ func BenchmarkMapSeqMath(b *testing.B) {
 			seqSink = s
 		}
 	})
+	b.Run("impl=waitgroup", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			results := seqBatches(slices.Values(in), func(batch []float64) []float64 {
+				out := make([]float64, len(batch))
+				for j, x := range batch {
+					out[j] = benchMathFn(x)
+				}
+				return out
+			})
+			s := 0.0
+			for _, out := range results {
+				for _, v := range out {
+					s += v
+				}
+			}
+			seqSink = s
+		}
+	})
 }
 
 type byKeyRec struct {
@@ -94,7 +162,10 @@ func byKeyKey(r byKeyRec) string { return strconv.FormatFloat(r.val, 'e', 6, 64)
 
 // BenchmarkSortStableByKey sorts 200K records by byKeyKey: slices.SortStableFunc
 // computing the key twice per comparison, the sequential cached-key sort
-// (keys once, a sort of pairs, a gather), and magpie.SortStableByKey.
+// (keys once, a sort of pairs, a gather), magpie.SortStableByKey, and the
+// cached-key sort by hand with goroutines (waitgroup: keys and gather in
+// one chunk per GOMAXPROCS, the pairs by the stable goroutine merge sort
+// of BenchmarkSortStableFunc).
 func BenchmarkSortStableByKey(b *testing.B) {
 	r := benchRand(13)
 	in := make([]byKeyRec, byKeyN)
@@ -119,12 +190,12 @@ func BenchmarkSortStableByKey(b *testing.B) {
 			slices.SortStableFunc(s, func(x, y byKeyRec) int { return cmp.Compare(byKeyKey(x), byKeyKey(y)) })
 		})
 	})
+	type kp struct {
+		k string
+		i int
+	}
 	b.Run("impl=seq-cached", func(b *testing.B) {
 		run(b, func(s []byKeyRec) {
-			type kp struct {
-				k string
-				i int
-			}
 			ks := make([]kp, len(s))
 			for i, x := range s {
 				ks[i] = kp{byKeyKey(x), i}
@@ -140,5 +211,24 @@ func BenchmarkSortStableByKey(b *testing.B) {
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
 		run(b, func(s []byKeyRec) { magpie.SortStableByKey(p, s, byKeyKey) })
+	})
+	b.Run("impl=waitgroup", func(b *testing.B) {
+		newGroup := goroutineBaselines[0].newGroup
+		run(b, func(s []byKeyRec) {
+			ks := make([]kp, len(s))
+			forChunks(newGroup(), len(s), func(_, lo, hi int) {
+				for i := lo; i < hi; i++ {
+					ks[i] = kp{byKeyKey(s[i]), i}
+				}
+			})
+			mergeSortStable(newGroup, ks, make([]kp, len(ks)), func(a, b kp) int { return cmp.Compare(a.k, b.k) }, sortGrain(len(ks)))
+			buf := make([]byKeyRec, len(s))
+			forChunks(newGroup(), len(s), func(_, lo, hi int) {
+				for j := lo; j < hi; j++ {
+					buf[j] = s[ks[j].i]
+				}
+			})
+			copy(s, buf)
+		})
 	})
 }

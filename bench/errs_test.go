@@ -1,4 +1,4 @@
-package magpie_test
+package bench
 
 import (
 	"errors"
@@ -40,7 +40,8 @@ var (
 // sequential loop stops there, the parallel ones stop all workers).
 // impl=errgroup is one errgroup goroutine per GOMAXPROCS chunk, each chunk
 // returning at its first error (errgroup cancels nothing without a
-// context; a chunk that does not fail runs to its end).
+// context; a chunk that does not fail runs to its end); impl=waitgroup is
+// the same with sync.WaitGroup, the first chunk's error returned.
 func BenchmarkForErr(b *testing.B) {
 	in := errInput()
 	out := make([]float64, len(in))
@@ -82,6 +83,24 @@ func BenchmarkForErr(b *testing.B) {
 			p := benchPool(b)
 			run(b, func() error { return magpie.ForErr(p, len(in), body) })
 		})
+		b.Run(fmt.Sprintf("fail=%s/impl=waitgroup", fail.name), func(b *testing.B) {
+			run(b, func() error {
+				errs := chunkResults(len(in), func(lo, hi int) error {
+					for i := lo; i < hi; i++ {
+						if err := body(i); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				for _, err := range errs {
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
 		b.Run(fmt.Sprintf("fail=%s/impl=errgroup", fail.name), func(b *testing.B) {
 			run(b, func() error {
 				var g errgroup.Group
@@ -104,7 +123,8 @@ func BenchmarkForErr(b *testing.B) {
 // BenchmarkIndexFunc looks for the first element equal to a value over 10M
 // int64, with at=3/4 (the first match three quarters in: the sequential
 // scan reads 7.5M elements, the parallel one stops the upper pieces) or
-// at=none (a full scan).
+// at=none (a full scan). impl=waitgroup scans one chunk per GOMAXPROCS to
+// its first match (no chunk stops another) and takes the first chunk's.
 func BenchmarkIndexFunc(b *testing.B) {
 	s := searchInput()
 	for _, at := range []struct {
@@ -137,6 +157,22 @@ func BenchmarkIndexFunc(b *testing.B) {
 		b.Run(name+"/impl=magpie", func(b *testing.B) {
 			p := benchPool(b)
 			run(b, func() int { return magpie.IndexFunc(p, s, pred) })
+		})
+		b.Run(name+"/impl=waitgroup", func(b *testing.B) {
+			run(b, func() int {
+				firsts := chunkResults(len(s), func(lo, hi int) int {
+					if i := slices.IndexFunc(s[lo:hi], pred); i >= 0 {
+						return lo + i
+					}
+					return -1
+				})
+				for _, i := range firsts {
+					if i >= 0 {
+						return i
+					}
+				}
+				return -1
+			})
 		})
 	}
 }

@@ -1,8 +1,9 @@
-package magpie_test
+package bench
 
 import (
 	"cmp"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -115,6 +116,75 @@ func TestBenchImplementations(t *testing.T) {
 		}
 	})
 
+	t.Run("tree", func(t *testing.T) {
+		want := utsSeq(utsRoot)
+		require.Equal(t, utsNodes, want.nodes)
+		// The shape the docs state: the largest root subtree holds 81.5% of
+		// the nodes, the first half of the root's children 93.4%, and the
+		// tree is 363 levels deep.
+		largest, firstHalf := 0, 0
+		for i := range utsRootKids {
+			n := utsSeq(utsRoot.child(i)).nodes
+			largest = max(largest, n)
+			if i < utsRootKids/2 {
+				firstHalf += n
+			}
+		}
+		require.InDelta(t, 0.815, float64(largest)/utsNodes, 0.0005)
+		require.InDelta(t, 0.934, float64(firstHalf)/utsNodes, 0.0005)
+		require.Equal(t, 363, utsLevels(utsRoot))
+		require.Equal(t, want, forkjoin.Invoke(p, utsMagpie))
+		require.Equal(t, want, utsTopLevel(p))
+		require.Equal(t, want, utsStatic(goroutineBaselines[0].newGroup()))
+		for _, bl := range goroutineBaselines {
+			require.Equal(t, want, utsGroup(bl.newGroup, utsRoot), bl.name)
+		}
+	})
+
+	t.Run("worklist", func(t *testing.T) {
+		const leaves, steps = 100, 16
+		want := make([]uint64, leaves)
+		for i := range want {
+			workListLeaf(want, steps, i)
+		}
+		out := make([]uint64, leaves)
+		workListSpawn(p, out, steps)
+		require.Equal(t, want, out)
+		out = make([]uint64, leaves)
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { workListFork(w, out, steps); return 0 })
+		require.Equal(t, want, out)
+		for _, bl := range goroutineBaselines {
+			out = make([]uint64, leaves)
+			workListGroup(bl.newGroup(), out, steps)
+			require.Equal(t, want, out, bl.name)
+		}
+	})
+
+	t.Run("submitFrom", func(t *testing.T) {
+		for _, producers := range []int{1, 4, 16} {
+			seen := make([]atomic.Int32, 1000)
+			submitFrom(producers, len(seen), func(i int) { seen[i].Add(1) })
+			for i := range seen {
+				require.Equal(t, int32(1), seen[i].Load(), "index %d, %d producers", i, producers)
+			}
+		}
+	})
+
+	t.Run("seqBatches", func(t *testing.T) {
+		in := make([]int, 3*seqBatch+5)
+		for i := range in {
+			in[i] = i
+		}
+		parts := seqBatches(slices.Values(in), func(batch []int) []int { return slices.Clone(batch) })
+		require.Len(t, parts, 4)
+		require.Equal(t, in, slices.Concat(parts...))
+	})
+
+	t.Run("ceiling", func(t *testing.T) {
+		require.NotZero(t, ceilingParallel()) // distinct seeds per part: the parts cannot cancel out
+		require.NotZero(t, aluSpin(10, 0))
+	})
+
 	t.Run("benchChunks", func(t *testing.T) {
 		for _, n := range []int{0, 1, 7, 1000} {
 			covered := 0
@@ -142,4 +212,13 @@ func benchSumOf[T cmp.Ordered](xs []T) T {
 		s += x
 	}
 	return s
+}
+
+// utsLevels is the number of levels of n's subtree.
+func utsLevels(n utsNode) int {
+	deepest := 0
+	for i := range n.kids() {
+		deepest = max(deepest, utsLevels(n.child(i)))
+	}
+	return 1 + deepest
 }

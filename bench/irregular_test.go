@@ -1,4 +1,4 @@
-package magpie_test
+package bench
 
 import (
 	"math"

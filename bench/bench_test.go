@@ -1,9 +1,10 @@
 // Comparative benchmarks: every workload is measured for magpie and for the
 // code a Go user would write instead, side by side in one process, so that
 // the ratios between them are fair. Names follow Workload/impl=NAME so that
-// benchstat can pivot on the implementation:
+// benchstat can pivot on the implementation (in this directory, one
+// GOMAXPROCS value per process: see checkProcs):
 //
-//	go test -run '^$' -bench . -benchmem -count 10 -cpu 1,2 -timeout 0 . > new.txt
+//	for p in 1 2; do MAGPIE_BENCH_PROCS=$p go test -run '^$' -bench . -benchmem -count 10 -cpu $p -timeout 0 .; done > new.txt
 //	benchstat -col /impl new.txt
 //
 // scripts/bench runs the whole suite with a benchtime chosen per workload,
@@ -20,11 +21,16 @@
 //	channel    a fixed set of GOMAXPROCS goroutines draining one shared channel
 //	           (submitted tasks only: the global queue work stealing replaces)
 //
+// (and, in some families, variants named in their files). BenchmarkCeiling
+// (ceiling_test.go) is not a workload: it measures what the machine
+// allows P goroutines at the moment, and scripts/bench runs it before every
+// round of every family.
+//
 // Every pool and worker set has runtime.GOMAXPROCS(0) workers, so the -cpu
 // flag drives the scaling run for magpie and the baselines alike. A pool is
 // created and closed inside each benchmark function, outside the timed loop:
 // the package's TestMain checks for leaked goroutines.
-package magpie_test
+package bench
 
 import (
 	"math/rand/v2"
@@ -44,9 +50,12 @@ import (
 // the benchmark function returns. The testing package stops the timer before
 // cleanups run, so starting and stopping workers is never measured; the
 // caller resets the timer after building its inputs.
-func benchPool(b *testing.B) *forkjoin.Pool {
+func benchPool(b *testing.B) *forkjoin.Pool { return benchPoolOf(b, runtime.GOMAXPROCS(0)) }
+
+// benchPoolOf is benchPool with n workers.
+func benchPoolOf(b *testing.B, n int) *forkjoin.Pool {
 	checkProcs(b)
-	p := forkjoin.New(forkjoin.WithParallelism(runtime.GOMAXPROCS(0)))
+	p := forkjoin.New(forkjoin.WithParallelism(n))
 	b.Cleanup(p.Close)
 	// Wake every worker once so the first timed iteration does not pay for
 	// goroutine start-up.
@@ -130,6 +139,15 @@ func forChunks(g benchGroup, n int, body func(k, lo, hi int)) {
 		g.Go(func() { body(k, c[0], c[1]) })
 	}
 	g.Wait()
+}
+
+// chunkResults runs body over one static chunk per GOMAXPROCS, each on its
+// own goroutine joined with a sync.WaitGroup, and returns the chunks'
+// results in chunk order: the hand-written baseline of the helpers.
+func chunkResults[T any](n int, body func(lo, hi int) T) []T {
+	out := make([]T, len(benchChunks(n)))
+	forChunks(new(sync.WaitGroup), n, func(k, lo, hi int) { out[k] = body(lo, hi) })
+	return out
 }
 
 // benchRand returns a deterministic generator, so that every implementation

@@ -1,4 +1,4 @@
-package magpie_test
+package bench
 
 import (
 	"sync"
@@ -180,21 +180,40 @@ func BenchmarkFib30(b *testing.B) {
 	})
 }
 
+// runFibCoarse times fib(40) with sequential leaves below 25 as typed
+// tasks on p.
+func runFibCoarse(b *testing.B, p *forkjoin.Pool) {
+	runFib(b, fibCoarse, 0, func() int { return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute) })
+}
+
 // BenchmarkFib40 is the same recursion with sequential leaves below 25:
 // a few thousand forks, each over tens of microseconds of work.
 func BenchmarkFib40(b *testing.B) {
 	b.Run("impl=seq", func(b *testing.B) {
 		runFib(b, fibCoarse, 0, func() int { return benchFibSeq(fibCoarse) })
 	})
-	b.Run("impl=magpie", func(b *testing.B) {
-		p := benchPool(b)
-		runFib(b, fibCoarse, 0, func() int {
-			return forkjoin.Invoke(p, benchFibTask{fibCoarse, fibCoarseLeaf}.Compute)
-		})
-	})
+	b.Run("impl=magpie", func(b *testing.B) { runFibCoarse(b, benchPool(b)) })
 	for _, bl := range goroutineBaselines {
 		b.Run("impl="+bl.name, func(b *testing.B) {
 			runFib(b, fibCoarse, 0, func() int { return fibGroup(bl.newGroup, fibCoarse, fibCoarseLeaf) })
 		})
 	}
+}
+
+// oversubscribedWorkers is the worker count of the oversubscribed pool:
+// many more workers than the development machine's 2 cores.
+const oversubscribedWorkers = 32
+
+// BenchmarkOversubscribed is fib(40) with sequential leaves below 25 (the
+// work of BenchmarkFib40) on a pool of oversubscribedWorkers workers
+// (magpie-32workers) against the usual pool of one worker per GOMAXPROCS
+// (magpie): the difference is what idle workers cost, searching for work
+// and being woken and put to sleep, when a user sizes a pool by guess.
+// The goroutine baselines of this work are BenchmarkFib40's.
+func BenchmarkOversubscribed(b *testing.B) {
+	b.Run("impl=seq", func(b *testing.B) {
+		runFib(b, fibCoarse, 0, func() int { return benchFibSeq(fibCoarse) })
+	})
+	b.Run("impl=magpie", func(b *testing.B) { runFibCoarse(b, benchPool(b)) })
+	b.Run("impl=magpie-32workers", func(b *testing.B) { runFibCoarse(b, benchPoolOf(b, oversubscribedWorkers)) })
 }

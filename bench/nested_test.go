@@ -1,4 +1,4 @@
-package magpie_test
+package bench
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // BenchmarkNestedFor: an outer loop of 10,000 indices whose body runs a
 // nested loop of 4 pieces (Grain(4) over 16 indices): impl=outer passes the
 // outer *Pool to the nested loop (forkjoin looks up the calling goroutine's
-// worker, about a microsecond), impl=handed passes the Runner ForW hands
+// worker), impl=handed passes the Runner ForW hands
 // the body (the running worker: a fork).
 func BenchmarkNestedFor(b *testing.B) {
 	const outer, inner = 10_000, 16

@@ -1,0 +1,78 @@
+package forkjoin
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Which worker is calling. Go has no goroutine-local storage, yet Invoke and
+// Close must know whether they are called from a worker (blocking there could
+// deadlock a pool), and of which pool; so must the helpers built on them
+// (magpie.For called from a task with the outer *Pool). Workers register
+// their goroutine's key (goroutineKey: the address of the runtime's g on
+// amd64 and arm64, a few nanoseconds; the id parsed from runtime.Stack
+// elsewhere, a stack trace) for exactly their lifetime, and a caller looks
+// its own key up. The check is exact: a key in the registry belongs to a
+// live worker goroutine, and the caller's own key is found if and only if
+// the caller is that worker.
+//
+// Code that has the *Worker passes it instead (a Runner, ForW's body), and
+// callingWorker first rules out the common case for free: when no worker of
+// any pool is running a task, the caller is not one.
+
+var (
+	workerByGoroutine sync.Map // goroutineKey() -> *Worker
+
+	// runningWorkers counts the workers of every pool that are out of
+	// their scheduling loop's idle phase: a worker counts itself before it
+	// runs a task and until it is idle again, so a worker that calls
+	// callingWorker from a task always sees at least its own count.
+	runningWorkers atomic.Int64
+)
+
+// registerGoroutine and unregisterGoroutine bracket a worker goroutine's
+// scheduling loop, on every way out of it (worker.go's loop).
+func registerGoroutine(w *Worker) { workerByGoroutine.Store(goroutineKey(), w) }
+func unregisterGoroutine()        { workerByGoroutine.Delete(goroutineKey()) }
+
+// callingWorker returns the worker, of any pool, running on the calling
+// goroutine, or nil if the caller is not a worker.
+func callingWorker() *Worker {
+	if runningWorkers.Load() == 0 {
+		return nil // no worker is running a task, so none is calling us
+	}
+	if w, ok := workerByGoroutine.Load(goroutineKey()); ok {
+		return w.(*Worker)
+	}
+	return nil
+}
+
+// callerWorker returns the worker of p running on the calling goroutine, or
+// nil if the caller is not one of p's workers.
+func callerWorker(p *Pool) *Worker {
+	if w := callingWorker(); w != nil && w.pool == p {
+		return w
+	}
+	return nil
+}
+
+// stackGoid returns the calling goroutine's id from the first line of its
+// stack trace, "goroutine 123 [running]:". runtime.Stack walks the whole
+// stack even into a small buffer, so it costs more the deeper the caller.
+func stackGoid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) < len(prefix) {
+		return 0
+	}
+	var id uint64
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + uint64(c-'0')
+	}
+	return id
+}
