@@ -47,6 +47,10 @@ func BenchmarkSpawn(b *testing.B) {
 	run := func(b *testing.B, body func(w *forkjoin.Worker)) {
 		p := forkjoin.New()
 		defer p.Close()
+		// One untimed op first: the free lists and the deque's buffers
+		// grow to their steady size (b.Loop resets the counters).
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })
+		counts.total()
 		b.ReportAllocs()
 		for b.Loop() {
 			forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })

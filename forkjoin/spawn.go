@@ -73,17 +73,11 @@ type spawnList[A spawnAction] struct {
 	returned atomic.Pointer[spawnNode[A]]
 }
 
-// takeSpawnNode checks a spawn into s from a task running on w, counts it
-// in the scope and returns a node for it, from w's free list or new, with
-// its scope set. The caller stores the task (or queues it, on a FIFO
-// pool) and pushes the node.
+// takeSpawnNode counts a spawn into s from a task running on w and
+// returns a node for it, from w's free list or new, with its scope set.
+// The caller has checked s, w and the task for nil; it stores the task (or
+// queues it, on a FIFO pool) and pushes the node.
 func takeSpawnNode[A spawnAction](s *Scope, w *Worker, api string) *spawnNode[A] {
-	if w == nil {
-		panicNilWorker(api)
-	}
-	if s == nil {
-		panic("forkjoin: " + api + " called with a nil *Scope")
-	}
 	w.checkCanceled()
 	if !s.count(w) {
 		panic("forkjoin: " + api + " called after its RunScope returned")
@@ -175,6 +169,15 @@ func runSpawned[A spawnAction](s *Scope, w *Worker, a A) {
 // runtime.Goexit are handled as in Spawn. Any type with a Compute(w
 // *Worker) method will do, package task's RecursiveAction included.
 func SpawnTask[A interface{ Compute(w *Worker) }](s *Scope, w *Worker, a A) {
+	if s == nil {
+		panic("forkjoin: SpawnTask called with a nil *Scope")
+	}
+	if w == nil {
+		panicNilWorker("SpawnTask")
+	}
+	if any(a) == nil {
+		panicNilTask("SpawnTask")
+	}
 	t := takeSpawnNode[A](s, w, "SpawnTask")
 	if s.fifo != nil {
 		s.fifo.push(a.Compute) // t is a ticket for the oldest task
