@@ -31,6 +31,13 @@
 //	}
 //	total := forkjoin.Invoke(pool, func(w *forkjoin.Worker) float64 { return sum(w, data) })
 //
+// For work whose task count is not known in advance (traversals, work
+// lists), RunScope opens a Scope, and any task of it starts more with
+// Scope.Spawn (a closure) or SpawnTask (a typed task, stored unboxed);
+// RunScope returns once all of them have finished. Spawned tasks run in
+// nodes their spawning worker recycles, so a spawn allocates nothing in
+// the steady state beyond what its closure captures.
+//
 // # How it runs
 //
 // A fork pushes the task on the bottom of the worker's deque; the join pops

@@ -21,6 +21,7 @@ func TestMisuseInsideTaskIsAUsageError(t *testing.T) {
 		ns *Scope
 		nf *Future[int]
 		nc Computer[int]
+		na interface{ Compute(*Worker) }
 	)
 	one := funcTask[int](func(*Worker) int { return 1 })
 	misuses := map[string]func(w *Worker){
@@ -33,6 +34,12 @@ func TestMisuseInsideTaskIsAUsageError(t *testing.T) {
 		"forkjoin: Join called on a nil *Future or a Future not made by Fork or Submit": func(w *Worker) { nf.Join(w) },
 		"forkjoin: ForkTask called with a nil task":                                     func(w *Worker) { ForkTask[int](w, nc).Join(w) },
 		"forkjoin: JoinTasks called with a nil task":                                    func(w *Worker) { JoinTasks[int, int](w, one, nc) },
+		"forkjoin: SpawnTask called with a nil task": func(w *Worker) {
+			var done *Scope // checked before the scope's state: any non-nil *Scope will do
+			RunScope(w, func(s *Scope, _ *Worker) { done = s })
+			SpawnTask(done, w, na)
+		},
+		"forkjoin: SpawnTask called with a nil *Scope": func(w *Worker) { SpawnTask(ns, w, funcAction(func(*Worker) {})) },
 		"forkjoin: SubmitTask called with a nil task": func(*Worker) {
 			SubmitTask[int](p, nc)
 		},

@@ -109,11 +109,12 @@ func TestNilWorkerOneMessage(t *testing.T) {
 	_, err := submitted.Get(context.Background())
 	require.NoError(t, err)
 	var scope *forkjoin.Scope
-	var spawnPanic any
+	var spawnPanic, spawnTaskPanic any
 	forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
 		forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
 			scope = s
 			spawnPanic = recoverPanic(func() { s.Spawn(nilWorker, func(*forkjoin.Worker) {}) })
+			spawnTaskPanic = recoverPanic(func() { forkjoin.SpawnTask(s, nilWorker, goexitTask{}) })
 		})
 		return 0
 	})
@@ -129,6 +130,7 @@ func TestNilWorkerOneMessage(t *testing.T) {
 		"Block":       func() { forkjoin.Block(nilWorker, func() {}) },
 		"RunScope":    func() { forkjoin.RunScope(nilWorker, func(*forkjoin.Scope, *forkjoin.Worker) {}) },
 		"Scope.Spawn": func() { panic(spawnPanic) },
+		"SpawnTask":   func() { panic(spawnTaskPanic) },
 		"Run":         func() { forkjoin.Run[int](nilWorker, one) },
 		"ScopeOn":     func() { forkjoin.ScopeOn(nilWorker, func(*forkjoin.Scope, *forkjoin.Worker) {}) },
 		"Broadcast":   func() { forkjoin.Broadcast(nilWorker, func(*forkjoin.Worker) {}) },

@@ -19,7 +19,7 @@ import (
 // scope).
 type Scope struct {
 	done    latch                      // set when pending reaches zero
-	pending atomic.Int64               // spawned tasks not yet finished, plus one for the body
+	pending atomic.Int64               // see "Counting" below
 	panic   atomic.Pointer[PanicError] // the first panic, re-raised by RunScope
 	fifo    *scopeQueue                // the spawned tasks in order, on a FIFO pool; nil on a LIFO one
 }
@@ -70,12 +70,13 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 	}
 	s.pending.Store(1) // the body: the count cannot reach zero while it runs
 	func() {
+		outer := w.enterScope(s)
 		finished := false
 		defer func() {
 			if !finished {
 				s.recordPanic(CapturePanic(recover()))
 			}
-			s.finishOne()
+			s.finish(w.leaveScope(outer))
 		}()
 		body(s, w)
 		finished = true
@@ -88,7 +89,8 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 
 // Spawn forks fn into the scope from a task running on w (the scope body
 // or a task spawned in the scope). It returns at once; fn runs on some worker
-// of w's pool before RunScope returns. Each spawn allocates one small node.
+// of w's pool before RunScope returns. The node that carries fn is recycled
+// by w (see SpawnTask), so a spawn allocates only what fn itself captures.
 func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if s == nil {
 		panic("forkjoin: Scope.Spawn called with a nil *Scope")
@@ -99,52 +101,75 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if fn == nil {
 		panic("forkjoin: Scope.Spawn called with a nil function")
 	}
-	w.checkCanceled()
-	if s.pending.Add(1) == 1 {
-		panic("forkjoin: Scope.Spawn called after its RunScope returned")
-	}
-	t := &scopeTask{scope: s}
-	t.job = t
+	t := takeSpawnNode[funcAction](s, w, "Scope.Spawn")
 	if s.fifo != nil {
 		s.fifo.push(fn) // t is a ticket for the oldest task
 	} else {
-		t.fn = fn
+		t.task = fn
 	}
-	w.push(&t.node)
+	if !w.pushPrivate(&t.node) {
+		w.pushPublishing(&t.node)
+	}
 }
 
 func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
 
-// finishOne retires one task of the scope; the last one sets the latch,
-// which wakes RunScope if it sleeps (the latch registers and wakes its
-// waiter; there is no separate waiter field to race with).
-func (s *Scope) finishOne() {
-	if s.pending.Add(-1) == 0 {
+// Counting. pending is the number of the scope's tasks not yet finished
+// (the body counts as one) plus the credits that running tasks of the
+// scope hold. A spawn needs the count raised before its node is pushed; to
+// spare a locked instruction (and, with two workers, a cache miss on a
+// line the finishing tasks write) per spawn, a task of the scope takes
+// spawnCredits at once and spends one per spawn (Worker.spawnScope). A
+// task returns its unspent credits with its own count when it finishes,
+// in one atomic add. Every credit belongs to a task of the scope that has
+// not finished, so pending reaches zero exactly when the body and every
+// spawned task have finished: credits delay nothing.
+const spawnCredits = 64
+
+// scopeFrame is the credit slot of the innermost task of a scope running
+// on a worker (see Counting): the scope, and the credits it holds.
+type scopeFrame struct {
+	scope   *Scope
+	credits int64
+}
+
+// enterScope makes the task of s that w starts the owner of w's credit
+// slot and returns the outer task's slot, for leaveScope.
+func (w *Worker) enterScope(s *Scope) scopeFrame {
+	outer := w.frame
+	w.frame = scopeFrame{scope: s}
+	return outer
+}
+
+// leaveScope gives w's credit slot back to the outer task and returns what
+// the finishing task retires from its scope: itself and its unspent
+// credits.
+func (w *Worker) leaveScope(outer scopeFrame) int64 {
+	n := 1 + w.frame.credits
+	w.frame = outer
+	return n
+}
+
+// count counts one spawn into s on w, from the credits of w's running task
+// of s if it is one. It reports false if s had finished (the spawn is a
+// misuse).
+func (s *Scope) count(w *Worker) bool {
+	if w.frame.scope == s {
+		if w.frame.credits == 0 {
+			s.pending.Add(spawnCredits) // s cannot have finished: its task is running
+			w.frame.credits = spawnCredits
+		}
+		w.frame.credits--
+		return true
+	}
+	return s.pending.Add(1) != 1
+}
+
+// finish retires n from the count; the last one sets the latch, which
+// wakes RunScope if it sleeps (the latch registers and wakes its waiter;
+// there is no separate waiter field to race with).
+func (s *Scope) finish(n int64) {
+	if s.pending.Add(-n) == 0 {
 		s.done.set()
 	}
-}
-
-// scopeTask is one spawned task.
-type scopeTask struct {
-	node
-	scope *Scope
-	fn    func(*Worker) // nil on a FIFO pool: the task comes from scope.fifo
-}
-
-func (t *scopeTask) execute(w *Worker) {
-	s := t.scope
-	finished := false
-	defer func() {
-		if !finished {
-			s.recordPanic(CapturePanic(recover()))
-		}
-		s.finishOne() // t's own latch stays unset: nobody waits for one spawned task
-	}()
-	fn := t.fn
-	if s.fifo != nil {
-		fn = s.fifo.pop()
-	}
-	w.checkCanceled()
-	fn(w)
-	finished = true
 }

@@ -42,6 +42,7 @@ type Worker struct {
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
+	frame scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
 	comp  *computation // cancellation scope of the task running now; nil if none
 	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
 	rng   uint64

@@ -172,8 +172,10 @@ type Deque[T any] struct{ c core }
 // core is the untyped deque. Elements are unsafe.Pointer values, which the
 // garbage collector traces like any pointer.
 type core struct {
-	// top and bottom point into a cache-line-aligned block so that thieves
-	// hammering top do not invalidate the owner's line holding bottom.
+	// top, bottom and wantSplit point into a cache-line-aligned block,
+	// each on its own line: thieves hammering top invalidate neither the
+	// owner's line holding bottom nor the flag that the owner reads at
+	// every push and pop (which thieves write only when they ask).
 	top       *atomic.Int64
 	bottom    *atomic.Int64 // [top, bottom) are the public elements
 	wantSplit *atomic.Int64 // 1: thieves need work (see "Split deque")
@@ -224,14 +226,14 @@ func New[T any]() *Deque[T] {
 
 func (c *core) init() {
 	stride := cacheLineWords
-	block := make([]atomic.Int64, 3*stride)
+	block := make([]atomic.Int64, 4*stride)
 	// Skip to the first word that starts a cache line (the GC never moves
 	// heap objects, so the address is stable).
 	addr := uintptr(unsafe.Pointer(&block[0]))
 	skip := int((uintptr(stride*8) - addr%uintptr(stride*8)) % uintptr(stride*8) / 8)
 	c.top = &block[skip]
-	c.wantSplit = &block[skip+1] // written by thieves, like top
 	c.bottom = &block[skip+stride]
+	c.wantSplit = &block[skip+2*stride]
 	c.wantSplit.Store(1) // empty: the first lazy push publishes
 	c.priv = make([]unsafe.Pointer, minCapacity)
 	c.ring.Store(newRing(minCapacity))

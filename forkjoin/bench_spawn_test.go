@@ -1,0 +1,115 @@
+package forkjoin_test
+
+// BenchmarkSpawn: 1M tiny tasks started from inside one task, per op, in
+// each way the runtime offers and with goroutines, side by side
+// (docs/benchmarks.md, "Spawns"). Run -cpu 1 and -cpu 2 in separate
+// processes: the pool takes GOMAXPROCS workers.
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// spawnTasks is the number of tasks one op starts.
+const spawnTasks = 1_000_000
+
+// spawnCounts is one counter per worker, a cache line pair apart: a tiny
+// task adds one to its worker's counter, which only that worker writes
+// while the tasks run (and the caller reads after they have finished).
+type spawnCounts [64 * 16]int64
+
+func (c *spawnCounts) add(w *forkjoin.Worker) { c[w.Index()*16]++ }
+
+func (c *spawnCounts) total() int64 {
+	var n int64
+	for i := 0; i < len(c); i += 16 {
+		n += c[i]
+		c[i] = 0
+	}
+	return n
+}
+
+// spawnLeaf is the tiny task as a typed task.
+type spawnLeaf struct{ c *spawnCounts }
+
+func (l spawnLeaf) Compute(w *forkjoin.Worker) { l.c.add(w) }
+
+// spawnLeafResult is the tiny task as a Computer, for ForkTask.
+type spawnLeafResult struct{ c *spawnCounts }
+
+func (l spawnLeafResult) Compute(w *forkjoin.Worker) int { l.c.add(w); return 1 }
+
+func BenchmarkSpawn(b *testing.B) {
+	var counts spawnCounts
+	run := func(b *testing.B, body func(w *forkjoin.Worker)) {
+		p := forkjoin.New()
+		defer p.Close()
+		// One untimed op first: the free lists and the deque's buffers
+		// grow to their steady size (b.Loop resets the counters).
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })
+		counts.total()
+		b.ReportAllocs()
+		for b.Loop() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })
+			if n := counts.total(); n != spawnTasks {
+				b.Fatalf("%d tasks ran, want %d", n, spawnTasks)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed())/float64(b.N*spawnTasks), "ns/task")
+	}
+	b.Run("impl=Spawn", func(b *testing.B) {
+		fn := func(w *forkjoin.Worker) { counts.add(w) }
+		run(b, func(w *forkjoin.Worker) {
+			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+				for range spawnTasks {
+					s.Spawn(w, fn)
+				}
+			})
+		})
+	})
+	// BEGIN SpawnTask (absent from the old code's benchmark)
+	b.Run("impl=SpawnTask", func(b *testing.B) {
+		leaf := spawnLeaf{&counts}
+		run(b, func(w *forkjoin.Worker) {
+			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+				for range spawnTasks {
+					forkjoin.SpawnTask(s, w, leaf)
+				}
+			})
+		})
+	})
+	// END SpawnTask
+	b.Run("impl=ForkTask", func(b *testing.B) {
+		// A flat loop of forks, then the joins newest first (the order in
+		// which the forking worker finds them on its own deque).
+		fs := make([]*forkjoin.Future[int], spawnTasks)
+		leaf := spawnLeafResult{&counts}
+		run(b, func(w *forkjoin.Worker) {
+			for i := range fs {
+				fs[i] = forkjoin.ForkTask[int](w, leaf)
+			}
+			for i := len(fs) - 1; i >= 0; i-- {
+				fs[i].Join(w)
+				fs[i] = nil
+			}
+		})
+	})
+	b.Run("impl=GoWaitGroup", func(b *testing.B) {
+		var n atomic.Int64
+		run(b, func(w *forkjoin.Worker) {
+			var wg sync.WaitGroup
+			wg.Add(spawnTasks)
+			for range spawnTasks {
+				go func() {
+					n.Add(1)
+					wg.Done()
+				}()
+			}
+			wg.Wait()
+			counts[w.Index()*16] += n.Swap(0)
+		})
+	})
+}

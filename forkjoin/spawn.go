@@ -1,0 +1,190 @@
+package forkjoin
+
+import "sync/atomic"
+
+// Spawned tasks: the node that Scope.Spawn and SpawnTask push, and its
+// recycling.
+//
+// # Invariant
+//
+// A spawn node is reused only when no goroutine but its owner can read it.
+// The owner is the worker whose free list the node came from; the node
+// goes back to that list once it has run, and the owner takes it again
+// for a later spawn. The argument, step by step:
+//
+//   - Nobody waits for one spawned task (the scope's counter and latch
+//     track them all), so no node outlives its run in a handle, a waiter
+//     list or a hint: the node's latch is never used, and waitUntil is
+//     never given a spawn node as its hint.
+//   - A thief reads a node only after its CAS of the deque's top took it
+//     (internal/deque), and a worker that took a node runs it, or hands it
+//     off to be run, once (handoff.go). Worker.run reads the node's fields
+//     before execute and nothing after it; execute copies the scope and
+//     the task out of the node first and then releases it, so from that
+//     point the node is garbage to everyone but the list it goes back to.
+//     A stale pointer to it left in a deque's ring slot is never
+//     dereferenced: a thief that read it there fails its CAS (the index
+//     has been taken).
+//   - A node run by its owner goes back to the owner's free list with
+//     plain stores: only the owner's goroutine touches that list.
+//   - A node run by another worker goes back through the list's returned
+//     stack: the runner writes the node's link and then CASes the stack's
+//     head; the owner takes the whole stack with one Swap. The CAS and the
+//     Swap are the synchronization: everything the runner did to the node
+//     happens before the owner's next use of it. Only whole-stack takes
+//     happen, so the stack has no ABA problem.
+//
+// A node's thief field keeps the last thief's pointer: nobody reads the
+// thief of a spawn node (it serves waitUntil's hint, see the first point).
+//
+// A panic in the task, runtime.Goexit or a cancellation cannot leave a
+// node half released: the node is released before the task starts.
+//
+// The free list keeps every node its worker ever needed at once: a flat
+// loop of n spawns keeps n nodes (about 100 bytes each) for the next loop,
+// as the cells of a flat loop of n forks are kept (see cellList).
+
+// spawnAction is the shape of a typed spawned task (package task's
+// RecursiveAction has it).
+type spawnAction interface{ Compute(w *Worker) }
+
+// funcAction adapts a closure to spawnAction, for Scope.Spawn.
+type funcAction func(*Worker)
+
+func (f funcAction) Compute(w *Worker) { f(w) }
+
+// spawnNode is one spawned task: the node the deques carry, its scope and
+// its task, stored unboxed. On a FIFO pool the task is zero: the node is a
+// ticket for the scope's oldest task (see Scope).
+type spawnNode[A spawnAction] struct {
+	node
+	scope *Scope
+	task  A
+	list  *spawnList[A] // the free list the node came from and goes back to
+	next  *spawnNode[A] // link on list.free (owner only) or list.returned
+}
+
+// spawnList is a worker's free list of spawn nodes of one task type.
+type spawnList[A spawnAction] struct {
+	owner *Worker       // set once, before any node of the list is pushed
+	free  *spawnNode[A] // owner only
+	// returned holds nodes that other workers ran, newest first: they push
+	// with a CAS, the owner takes them all with a Swap.
+	returned atomic.Pointer[spawnNode[A]]
+}
+
+// takeSpawnNode counts a spawn into s from a task running on w and
+// returns a node for it, from w's free list or new, with its scope set.
+// The caller has checked s, w and the task for nil; it stores the task (or
+// queues it, on a FIFO pool) and pushes the node.
+func takeSpawnNode[A spawnAction](s *Scope, w *Worker, api string) *spawnNode[A] {
+	w.checkCanceled()
+	if !s.count(w) {
+		panic("forkjoin: " + api + " called after its RunScope returned")
+	}
+	l := cacheOf[spawnList[A]](w)
+	t := l.free
+	if t == nil {
+		t = l.refill(w)
+	}
+	l.free = t.next
+	t.next = nil
+	t.scope = s
+	return t
+}
+
+// refill returns a node when the free list is empty: the first of the
+// nodes other workers returned, the rest becoming the free list, or a new
+// node.
+func (l *spawnList[A]) refill(w *Worker) *spawnNode[A] {
+	if l.owner == nil {
+		l.owner = w // a new list: nobody else has seen it
+	}
+	if l.returned.Load() != nil { // a load first: an empty stack costs no locked instruction
+		if t := l.returned.Swap(nil); t != nil {
+			return t // the caller moves the list head to t.next
+		}
+	}
+	t := &spawnNode[A]{list: l}
+	t.job = t
+	return t
+}
+
+// execute runs a spawned task: it takes the scope and the task out of the
+// node, releases the node, and runs the task (on a FIFO pool, the scope's
+// oldest task) in the scope.
+func (t *spawnNode[A]) execute(w *Worker) {
+	s, a := t.scope, t.task
+	t.release(w)
+	if s.fifo != nil {
+		runSpawned(s, w, funcAction(s.fifo.pop()))
+		return
+	}
+	runSpawned(s, w, a)
+}
+
+// release puts t back on its owner's free list, cleared; w is the worker
+// that ran it. t must not be touched afterwards (see the invariant).
+func (t *spawnNode[A]) release(w *Worker) {
+	var zero A
+	t.task, t.scope = zero, nil // let the GC have what they hold
+	l := t.list
+	if l.owner == w {
+		t.next = l.free // plain: only the owner touches free
+		l.free = t
+		return
+	}
+	for {
+		h := l.returned.Load()
+		t.next = h // plain: nobody can see t until the CAS below succeeds
+		if l.returned.CompareAndSwap(h, t) {
+			return
+		}
+	}
+}
+
+// runSpawned runs a on w as a task of s and retires it from s: a panic
+// (or runtime.Goexit) is recorded for RunScope, and the count drops even
+// then.
+func runSpawned[A spawnAction](s *Scope, w *Worker, a A) {
+	outer := w.enterScope(s)
+	finished := false
+	defer func() {
+		if !finished {
+			s.recordPanic(CapturePanic(recover()))
+		}
+		s.finish(w.leaveScope(outer)) // the node's own latch stays unset: nobody waits for one spawned task
+	}()
+	w.checkCanceled()
+	a.Compute(w)
+	finished = true
+}
+
+// SpawnTask is Scope.Spawn for a typed task: a is stored unboxed in a node
+// that w recycles, so on a LIFO pool a spawn of a small struct (or of a
+// pointer, or of a func type with a Compute method) allocates nothing in
+// the steady state. On a FIFO pool a is queued boxed, as Spawn queues its
+// function. It runs a.Compute on some worker of w's pool before s's
+// RunScope returns; a panic, a cancellation of w's computation and
+// runtime.Goexit are handled as in Spawn. Any type with a Compute(w
+// *Worker) method will do, package task's RecursiveAction included.
+func SpawnTask[A interface{ Compute(w *Worker) }](s *Scope, w *Worker, a A) {
+	if s == nil {
+		panic("forkjoin: SpawnTask called with a nil *Scope")
+	}
+	if w == nil {
+		panicNilWorker("SpawnTask")
+	}
+	if any(a) == nil {
+		panicNilTask("SpawnTask")
+	}
+	t := takeSpawnNode[A](s, w, "SpawnTask")
+	if s.fifo != nil {
+		s.fifo.push(a.Compute) // t is a ticket for the oldest task
+	} else {
+		t.task = a
+	}
+	if !w.pushPrivate(&t.node) {
+		w.pushPublishing(&t.node)
+	}
+}
