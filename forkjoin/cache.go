@@ -23,3 +23,17 @@ func cacheOf[X any](w *Worker) *X {
 	}
 	return new(X) // cache full: a fresh, unshared instance
 }
+
+// trimmer is a free list that gives memory back when its worker sleeps.
+type trimmer interface{ trim() }
+
+// trimCaches trims w's free lists, before w sleeps with nothing to run:
+// what a burst of work left on them beyond their everyday size goes to the
+// GC (see spawnList.trim).
+func (w *Worker) trimCaches() {
+	for _, c := range w.cache {
+		if t, ok := c.(trimmer); ok {
+			t.trim()
+		}
+	}
+}

@@ -40,9 +40,14 @@ import "sync/atomic"
 // A panic in the task, runtime.Goexit or a cancellation cannot leave a
 // node half released: the node is released before the task starts.
 //
-// The free list keeps every node its worker ever needed at once: a flat
-// loop of n spawns keeps n nodes (about 100 bytes each) for the next loop,
-// as the cells of a flat loop of n forks are kept (see cellList).
+// While its worker is busy, a free list keeps every node the worker had
+// spawned and unfinished at once, so that the next loop of the same size
+// allocates nothing; when the worker runs out of work and goes to sleep, it
+// trims its lists to spawnListCap nodes (trim, called from the idle loop),
+// so that one burst of a million spawns does not leave a hundred megabytes
+// on the list, for every later collection to scan, for the life of the
+// pool (TestSpawnListIsBounded). A hard cap instead made a flat loop of 1M
+// spawns allocate its nodes every time: 3-4x slower (docs/benchmarks.md).
 
 // spawnAction is the shape of a typed spawned task (package task's
 // RecursiveAction has it).
@@ -64,13 +69,23 @@ type spawnNode[A spawnAction] struct {
 	next  *spawnNode[A] // link on list.free (owner only) or list.returned
 }
 
+// spawnListCap is what an idle worker keeps of a free list of spawn nodes:
+// 4,096 nodes of about 100 bytes, 400 KB per worker and task type.
+const spawnListCap = 4096
+
 // spawnList is a worker's free list of spawn nodes of one task type.
 type spawnList[A spawnAction] struct {
 	owner *Worker       // set once, before any node of the list is pushed
 	free  *spawnNode[A] // owner only
+	nfree int           // owner only: the length of free
 	// returned holds nodes that other workers ran, newest first: they push
 	// with a CAS, the owner takes them all with a Swap.
 	returned atomic.Pointer[spawnNode[A]]
+	// nreturned counts the nodes pushed on returned since the owner last
+	// took it, so that trim knows when to look. A push that races the
+	// owner's take may be counted on either side of the reset: the count
+	// is off by at most one per racing runner.
+	nreturned atomic.Int32
 }
 
 // takeSpawnNode counts a spawn into s from a task running on w and
@@ -88,6 +103,9 @@ func takeSpawnNode[A spawnAction](s *Scope, w *Worker, api string) *spawnNode[A]
 		t = l.refill(w)
 	}
 	l.free = t.next
+	if l.nfree > 0 {
+		l.nfree--
+	}
 	t.next = nil
 	t.scope = s
 	return t
@@ -102,12 +120,49 @@ func (l *spawnList[A]) refill(w *Worker) *spawnNode[A] {
 	}
 	if l.returned.Load() != nil { // a load first: an empty stack costs no locked instruction
 		if t := l.returned.Swap(nil); t != nil {
-			return t // the caller moves the list head to t.next
+			l.nreturned.Store(0)
+			// The caller takes t and moves the list head to t.next. The
+			// count of the new free list is an estimate (see nreturned);
+			// trim counts exactly when it matters.
+			l.nfree = max(int(l.nreturned.Swap(0)), 1)
+			return t
 		}
 	}
 	t := &spawnNode[A]{list: l}
 	t.job = t
 	return t
+}
+
+// trim cuts the list down to spawnListCap nodes, the others going to the
+// GC; the owner calls it when it goes to sleep with nothing to run. It
+// looks at the nodes only after a burst: when the counts stay within the
+// cap it costs two loads.
+func (l *spawnList[A]) trim() {
+	if l.nfree+int(l.nreturned.Load()) <= spawnListCap {
+		return
+	}
+	if l.returned.Load() != nil {
+		r := l.returned.Swap(nil) // the stack is ours: whole-stack take
+		l.nreturned.Store(0)
+		for r != nil && l.nfree < spawnListCap { // move what fits onto free
+			next := r.next
+			r.next = l.free
+			l.free = r
+			l.nfree++
+			r = next
+		}
+	}
+	n, last := 1, l.free
+	for last != nil && n < spawnListCap {
+		last, n = last.next, n+1
+	}
+	if last != nil {
+		last.next = nil
+	}
+	l.nfree = 0
+	for t := l.free; t != nil; t = t.next {
+		l.nfree++
+	}
 }
 
 // execute runs a spawned task: it takes the scope and the task out of the
@@ -132,12 +187,14 @@ func (t *spawnNode[A]) release(w *Worker) {
 	if l.owner == w {
 		t.next = l.free // plain: only the owner touches free
 		l.free = t
+		l.nfree++
 		return
 	}
 	for {
 		h := l.returned.Load()
 		t.next = h // plain: nobody can see t until the CAS below succeeds
 		if l.returned.CompareAndSwap(h, t) {
+			l.nreturned.Add(1)
 			return
 		}
 	}

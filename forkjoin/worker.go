@@ -538,6 +538,7 @@ func (w *Worker) loop() {
 			w.sleepers.Cancel(w.index)
 			break
 		}
+		w.trimCaches() // nothing to run: give a burst's free nodes back
 		w.own.parks++
 		w.publish()
 		w.sleepers.Sleep(w.index)
