@@ -167,6 +167,13 @@ func TestUserMistakeInsideTaskIsTheTasks(t *testing.T) {
 	}
 	for name, m := range userMistakes {
 		t.Run(name, func(t *testing.T) {
+			if testenv.Race && strings.Contains(name, "WaitGroup") {
+				// Under -race, WaitGroup.Wait turns the race detector's
+				// view of synchronisation off until it returns: the panic
+				// leaves it off, and the child's later locked accesses
+				// read as races.
+				t.Skip("sync.WaitGroup.Wait panicking under -race")
+			}
 			out, err := runChild(t, "TestUserMistakeInsideTaskIsTheTasks", "mistake:"+name)
 			require.NoError(t, err, "the child ended:\n%s", out)
 			assert.Contains(t, out, "reported as the task's panic: "+m.want+"\n")
