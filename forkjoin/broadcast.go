@@ -46,7 +46,7 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 		}
 		p, caller = r.pool, r
 	case *Pool:
-		p = orDefault(r)
+		p = orDefault(r, "Broadcast")
 	default:
 		p = Default()
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func growStack(depth int, f func()) {
 func TestGoroutineKeyIdentifiesLiveGoroutines(t *testing.T) {
 	const n = 64
 	type ids struct {
-		key, keyLater   uintptr
+		key, keyLater   uint64
 		goid, goidLater uint64
 	}
 	got := make([]ids, n)
@@ -49,8 +50,8 @@ func TestGoroutineKeyIdentifiesLiveGoroutines(t *testing.T) {
 	started.Wait()
 	close(release)
 	wg.Wait()
-	byKey := map[uintptr]uint64{}
-	byGoid := map[uint64]uintptr{}
+	byKey := map[uint64]uint64{}
+	byGoid := map[uint64]uint64{}
 	for i, g := range got {
 		assert.Equal(t, g.key, g.keyLater, "goroutine %d: key changed", i)
 		assert.Equal(t, g.goid, g.goidLater, "goroutine %d: id changed", i)
@@ -61,6 +62,16 @@ func TestGoroutineKeyIdentifiesLiveGoroutines(t *testing.T) {
 		byKey[g.key], byGoid[g.goid] = g.goid, g.key
 	}
 	assert.Len(t, byGoid, n, "two goroutines with one id")
+}
+
+// TestGoroutineKeyHoldsEveryGoroutineID: the key is as wide as a goroutine
+// id (64 bits) on every port. On the ports that key by the id
+// (goroutine_other.go: 386, arm, ...) a uintptr key cut it to 32 bits, so
+// after 2^32 goroutines a fresh goroutine would be taken for a worker
+// still alive with the same low bits (a long-lived Default pool in a
+// server meets this within days). Run by .ci/run with GOARCH=386.
+func TestGoroutineKeyHoldsEveryGoroutineID(t *testing.T) {
+	assert.Equal(t, 8, int(unsafe.Sizeof(goroutineKey())))
 }
 
 // TestCallingWorkerForgetsExitedWorkers: a goroutine started after a pool's

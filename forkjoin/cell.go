@@ -259,10 +259,16 @@ func panicNilTask(api string) {
 
 // orDefault returns p, or Default() for a nil p: every function that takes
 // a *Pool, and every method of a nil *Pool, reads nil as Default()
-// (TestNilPoolMeansDefault, TestNilPoolMethodsMeanDefault).
-func orDefault(p *Pool) *Pool {
+// (TestNilPoolMeansDefault, TestNilPoolMethodsMeanDefault). A Pool not made
+// by New (a zero Pool) panics with a message naming api: its nil fields
+// would otherwise raise a runtime error in the runtime's own frames, which
+// reads as a bug in magpie (TestUserMistakeInsideTaskIsTheTasks).
+func orDefault(p *Pool, api string) *Pool {
 	if p == nil {
 		return Default()
+	}
+	if p.inj == nil {
+		panic("forkjoin: " + api + " called with a Pool not made by New")
 	}
 	return p
 }

@@ -97,11 +97,14 @@ func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, 
 	if fn == nil {
 		panic("forkjoin: InvokeContext called with a nil function")
 	}
+	if ctx == nil {
+		panic("forkjoin: InvokeContext called with a nil context")
+	}
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	p = orDefault(p)
+	p = orDefault(p, "InvokeContext")
 	w := callingWorker()
 	if w != nil && w.pool == p {
 		return invokeInline(ctx, w, fn)
@@ -179,7 +182,10 @@ func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Fut
 	if fn == nil {
 		panic("forkjoin: SubmitContext called with a nil function")
 	}
-	p = orDefault(p)
+	if ctx == nil {
+		panic("forkjoin: SubmitContext called with a nil context")
+	}
+	p = orDefault(p, "SubmitContext")
 	s := newSubmission[T](p, funcTask[T](fn))
 	c := newComputation(ctx)
 	s.comp = c

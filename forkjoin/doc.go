@@ -66,7 +66,9 @@
 //     do nothing, as on Default()) (TestNilPoolMeansDefault in each
 //     package, TestNilPoolMethodsMeanDefault). A nil *Worker, *Scope or
 //     *Future receiver, or a typed task that is a nil interface value,
-//     panics with a message naming the call (TestMisuseInsideTaskIsAUsageError).
+//     panics with a message naming the call (TestMisuseInsideTaskIsAUsageError),
+//     as do a Pool not made by New, a nil Option and a nil context
+//     (TestUserMistakeInsideTaskIsTheTasks).
 //   - A panic in a task never kills a worker: it is captured with its stack
 //     as a *PanicError (see Panics below).
 //   - Close runs everything accepted, then stops the workers; work submitted
@@ -128,8 +130,11 @@
 // runtime's own code rather than the task's is a bug in magpie, not the
 // task's panic: it ends the program with "forkjoin: internal error" and its
 // stack, as the Go runtime does with its own (TestInternalErrorEndsTheProgram).
-// (Breaking the contract above, a *Worker used by another goroutine, can
-// also end there: the runtime's state is then corrupt.)
+// A user's mistake is never taken for one: a runtime error raised in a
+// function the task passed (Block(w, wg.Wait) with a nil wg) is the task's
+// (TestUserMistakeInsideTaskIsTheTasks). (Breaking the contract above, a
+// *Worker used by another goroutine, or one not handed out by a pool, can
+// still end there: the runtime's state is then corrupt.)
 //
 // A task that calls runtime.Goexit (t.FailNow in a test) is reported the
 // same way, with a Value saying so, and its worker carries on.

@@ -1,4 +1,8 @@
+//go:build gc
+
 // The calling goroutine's identity on amd64: see goroutine_asm.go.
+// gc only: gccgo has its own assembler syntax, and goroutine_other.go
+// (its build constraint the opposite of goroutine_asm.go's) serves it.
 
 #include "textflag.h"
 

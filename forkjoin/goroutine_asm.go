@@ -19,4 +19,4 @@ package forkjoin
 func getg() uintptr
 
 // goroutineKey identifies the calling goroutine among the live ones.
-func goroutineKey() uintptr { return getg() }
+func goroutineKey() uint64 { return uint64(getg()) }

@@ -6,4 +6,7 @@ package forkjoin
 // ports without goroutine_asm.go's getg it is the goroutine id parsed from
 // runtime.Stack (stackGoid): exact as well, but it costs a stack trace, so
 // callingWorker's gate (no worker is running a task) matters more here.
-func goroutineKey() uintptr { return uintptr(stackGoid()) }
+// The key is the whole 64-bit id, on 32-bit ports too: ids are never
+// reused, but cut to 32 bits one would name a worker again after 2^32
+// goroutines (TestGoroutineKeyHoldsEveryGoroutineID).
+func goroutineKey() uint64 { return stackGoid() }

@@ -23,7 +23,7 @@ type hookLog struct {
 type hookEvent struct {
 	start bool
 	index int
-	gid   uintptr
+	gid   uint64
 }
 
 func (l *hookLog) hooks() Option {

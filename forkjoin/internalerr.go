@@ -34,19 +34,34 @@ var runtimePackages = func() []string {
 
 // raisedInRuntime reports whether the panic being recovered by the caller's
 // deferred function was raised by the runtime's own code: the first frame
-// below the innermost runtime.gopanic that is not the Go runtime's or of a
-// standard package the runtime calls into that can fault (an atomic load
-// through a nil pointer raises in sync/atomic's frame).
+// below the innermost runtime.gopanic that is not the Go runtime raising it
+// (runtime.panicmem, runtime.closechan, ...), nor sync or sync/atomic code
+// inlined into that frame (an atomic load or a Mutex's fast path through a
+// nil pointer raises in sync/atomic's or sync's inlined frame).
+//
+// sync code that was called rather than inlined is the task's: the
+// runtime's code would have inlined it, but a function value cannot be,
+// and a function value is the user's (Block(w, wg.Wait) with a nil wg
+// raises in sync.(*WaitGroup).Wait, called from Block through fn).
 func raisedInRuntime() bool {
 	var pcs [64]uintptr
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
 	panicking := false
+	var inlinedInto uintptr // entry of the function the sync frames so far were inlined into
 	for {
 		f, more := frames.Next()
 		switch {
-		case f.Function == "runtime.gopanic":
-			panicking = true
-		case panicking && !inGoRuntime(f.Function):
+		case !panicking:
+			panicking = f.Function == "runtime.gopanic"
+		case inlinedInto != 0 && f.Entry != inlinedInto:
+			return false // the sync code was called, not inlined: see above
+		case inGoRuntime(f.Function):
+		case inSync(f.Function):
+			if f.Func != nil {
+				return false // called, not inlined
+			}
+			inlinedInto = f.Entry
+		default:
 			if strings.HasSuffix(f.File, "_test.go") {
 				return false // a test of the runtime's packages is user code
 			}
@@ -63,16 +78,18 @@ func raisedInRuntime() bool {
 	}
 }
 
-// inGoRuntime reports whether fn, a frame's function, is the Go runtime's
-// or sync's (which the runtime's code calls with its own pointers). No user
-// package has these import paths.
+// inGoRuntime reports whether fn, a frame's function, is the Go runtime's.
+// No user package has these import paths, and no user function value
+// leads into them with a runtime error.
 func inGoRuntime(fn string) bool {
-	for _, p := range []string{"runtime.", "internal/", "sync.", "sync/atomic."} {
-		if strings.HasPrefix(fn, p) {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "internal/")
+}
+
+// inSync reports whether fn is of sync or sync/atomic, which the runtime's
+// code calls with its own pointers, and a user's function value may be (a
+// method value of a *sync.WaitGroup).
+func inSync(fn string) bool {
+	return strings.HasPrefix(fn, "sync.") || strings.HasPrefix(fn, "sync/atomic.")
 }
 
 // internalError is a runtime error raised by the runtime's own code, with

@@ -57,6 +57,9 @@ type Pool struct {
 func New(opts ...Option) *Pool {
 	var c config
 	for _, o := range opts {
+		if o == nil {
+			panic("forkjoin: New called with a nil Option")
+		}
 		o(&c)
 	}
 	n := c.parallelism
@@ -114,16 +117,16 @@ func New(opts ...Option) *Pool {
 var poolCount atomic.Int64
 
 // Parallelism returns the number of workers.
-func (p *Pool) Parallelism() int { return orDefault(p).parallelism }
+func (p *Pool) Parallelism() int { return orDefault(p, "Pool.Parallelism").parallelism }
 
 // MaxWorkers returns the number of distinct worker indices the pool can
 // have: Parallelism() plus the compensating workers Block may start
 // (WithMaxBlocked). Every Worker.Index() of the pool is below it, so it
 // sizes a per-worker array safely.
-func (p *Pool) MaxWorkers() int { return len(orDefault(p).workers) }
+func (p *Pool) MaxWorkers() int { return len(orDefault(p, "Pool.MaxWorkers").workers) }
 
 // Mode returns the pool's scheduling mode.
-func (p *Pool) Mode() Mode { return orDefault(p).mode }
+func (p *Pool) Mode() Mode { return orDefault(p, "Pool.Mode").mode }
 
 // isRunner marks *Pool as a Runner.
 func (p *Pool) isRunner() {}
@@ -140,7 +143,7 @@ func (p *Pool) isRunner() {}
 // workers exit once the work in flight completes. Close on the Default pool
 // does nothing.
 func (p *Pool) Close() {
-	if p == nil || p.isShared {
+	if p = orDefault(p, "Pool.Close"); p.isShared {
 		return
 	}
 	p.beginClose()
@@ -169,7 +172,7 @@ func (p *Pool) waitWatchdog() {
 // (TestShutdownContextBoundsOnlyTheDrain). Shutdown on the Default pool
 // does nothing and returns nil.
 func (p *Pool) Shutdown(ctx context.Context) error {
-	if p == nil || p.isShared {
+	if p = orDefault(p, "Pool.Shutdown"); p.isShared {
 		return nil
 	}
 	p.beginClose()

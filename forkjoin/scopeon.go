@@ -27,7 +27,7 @@ func ScopeOn(r Runner, body func(s *Scope, w *Worker)) {
 		return
 	}
 	p, _ := r.(*Pool) // a nil Runner leaves p nil: Default()
-	Invoke(orDefault(p), func(w *Worker) struct{} {
+	Invoke(orDefault(p, "ScopeOn"), func(w *Worker) struct{} {
 		RunScope(w, body)
 		return struct{}{}
 	})

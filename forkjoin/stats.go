@@ -80,7 +80,7 @@ func (w *Worker) publish() {
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {
-	p = orDefault(p)
+	p = orDefault(p, "Pool.Stats")
 	live, idle := splitCounts(p.counts.Load())
 	q := p.inj
 	s := Stats{

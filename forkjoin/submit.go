@@ -21,6 +21,11 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 		if r == nil {
 			panicNilWorker("Run")
 		}
+		if fn == nil {
+			// Invoke checks its own; called here, nil would raise a
+			// runtime error in callInline's frame, a bug in magpie's.
+			panic("forkjoin: Run called with a nil function")
+		}
 		return callInline(r, fn)
 	case *Pool:
 		if r == nil {
@@ -52,7 +57,7 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
 	}
-	p = orDefault(p)
+	p = orDefault(p, "Pool.Execute")
 	return p.submitAt(nil, nil, fn, prio, false)
 }
 
@@ -74,7 +79,7 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 	if fn == nil {
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
-	p = orDefault(p)
+	p = orDefault(p, "Pool.ExecuteContext")
 	return p.submitAt(ctx, nil, fn, prio, true)
 }
 
@@ -167,7 +172,7 @@ func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Futu
 	if any(c) == nil {
 		panicNilTask("SubmitTask")
 	}
-	p = orDefault(p)
+	p = orDefault(p, "Submit")
 	s := newSubmission[T](p, c)
 	if err := p.submitAt(nil, &s.node, nil, prio, true); err != nil {
 		s.fail(err)
@@ -214,7 +219,7 @@ func InvokePriority[T any](p *Pool, prio Priority, fn func(*Worker) T) T {
 	if fn == nil {
 		panic("forkjoin: Invoke called with a nil function")
 	}
-	p = orDefault(p)
+	p = orDefault(p, "Invoke")
 	w := callingWorker()
 	if w != nil && w.pool == p {
 		return callInline(w, fn)

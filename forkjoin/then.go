@@ -156,7 +156,7 @@ func thenOn[T, U any](ctx context.Context, p *Pool, f *Future[T], fn func(*Worke
 	if fn == nil {
 		panic("forkjoin: " + name + " called with a nil function")
 	}
-	p = orDefault(p)
+	p = orDefault(p, name)
 	s := &stage[T, U]{ctx: ctx, pool: p, fn: fn}
 	s.init()
 	if ctx != nil {

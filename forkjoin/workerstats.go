@@ -41,7 +41,7 @@ func (s WorkerStats) String() string {
 // may be called at any time from any goroutine; see WorkerStats (the type)
 // for how far a busy worker's entry lags. A nil p means Default().
 func (p *Pool) WorkerStats() []WorkerStats {
-	p = orDefault(p)
+	p = orDefault(p, "Pool.WorkerStats")
 	out := make([]WorkerStats, len(p.workers))
 	for i, w := range p.workers {
 		out[i] = WorkerStats{
