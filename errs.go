@@ -57,7 +57,7 @@ func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) er
 	}
 	checkN("ForErr", n)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		return forErrSeq(nil, n, body)
 	}
 	return new(errState).run(r, n, grain, body)
@@ -100,7 +100,7 @@ func forContext(ctx context.Context, r forkjoin.Runner, n, grain int,
 	defer cancel()
 	call := func(i int) error { return body(cctx, i) }
 	var err error
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		err = forErrSeq(cctx, n, call)
 	} else {
 		err = (&errState{ctx: cctx, cancel: cancel}).run(r, n, grain, call)
@@ -141,7 +141,7 @@ func MapErr[E, R any](r forkjoin.Runner, in []E, f func(E) (R, error), opts ...O
 		return err
 	}
 	var err error
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		err = forErrSeq(nil, len(in), body)
 	} else {
 		err = new(errState).run(r, len(in), grain, body)

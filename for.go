@@ -29,7 +29,7 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 	}
 	checkN("For", n)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		forSeq(n, body)
 		return
 	}
@@ -61,7 +61,7 @@ func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
 	}
 	checkN("ForRange", n)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		if n > 0 {
 			forRangeSeq(n, body)
 		}

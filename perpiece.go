@@ -40,7 +40,7 @@ func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, 
 	}
 	fresh := freshState(init)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		forInitSeq(fresh(), n, body)
 		return
 	}
@@ -81,7 +81,7 @@ func MapInit[E, R, T any](r forkjoin.Runner, in []E, init func() T, f func(state
 	}
 	fresh := freshState(init)
 	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		mapInitSeq(fresh(), in, out, f)
 		return out
 	}
