@@ -2,6 +2,7 @@ package magpie
 
 import (
 	"errors"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -30,13 +31,18 @@ import (
 //     batch that blocks.
 //
 // Invariant: every index of [0, n) runs exactly once. probeRecord.next
-// is the first index nobody has claimed (>= 0), or -(from+1) once the
-// watcher has claimed [from, n); the caller claims [k, end) by a CAS from
-// k to end, the watcher by a CAS from k to -(k+1), so the two never both
-// run an index. The caller leaves the loop only after closing the cursor
-// (a CAS to n) or, if the watcher claimed the rest, after the task that
+// is the first index nobody has claimed (0 <= next <= n), -(from+1) once
+// the watcher has claimed [from, n), or cursorClosed once the caller has
+// left; the caller claims [k, end) by a CAS from k to end, the watcher by
+// a CAS from k < n to -(k+1), so the two never both run an index. The
+// caller leaves the loop only after closing the cursor (a CAS to
+// cursorClosed) or, if the watcher claimed the rest, after the task that
 // runs it has finished: no task of the loop runs on after the helper has
-// returned or unwound, the rule of every forkjoin call.
+// returned or unwound, the rule of every forkjoin call. A closed or handed
+// cursor can be claimed by nobody, so a record may be reused (For recycles
+// its spec): the next loop writes n and the pool, then opens the cursor
+// (a store of 0), and a watcher still holding the record from the last
+// loop either finds it closed or claims from the new loop, consistently.
 //
 // A caller that is itself a worker of some pool (a helper called with a
 // *Pool from inside a task) never registers: it must not block on a
@@ -45,11 +51,16 @@ import (
 
 // probeRecord is the part of a loop's probe the watcher sees.
 type probeRecord struct {
-	next  atomic.Int64                    // first unclaimed index, or -(from+1) once the rest is handed over
+	next  atomic.Int64                    // first unclaimed index, -(from+1) once the rest is handed over, or cursorClosed
 	hand  atomic.Pointer[handover]        // the watcher's hand-over, stored before its claim
-	n     int64                           // written before registration, then read-only
-	owner interface{ runRest(*handover) } // the loop's spec; set before registration, then read-only
+	n     atomic.Int64                    // the loop's length, stored before the cursor opens
+	seq   atomic.Uint64                   // registrations of this record: the watcher tells loops apart by it
+	owner interface{ runRest(*handover) } // the loop's spec; set before the record's first use, then read-only
 }
+
+// cursorClosed is probeRecord.next once the caller has left the loop (and
+// before a recycled record opens): no index to claim whatever n.
+const cursorClosed = math.MaxInt64
 
 // handover is the rest of a loop the watcher handed to the pool: indices
 // [from, n), run by runRest, which closes done when they have finished.
@@ -63,7 +74,7 @@ type handover struct {
 // not block: the pool's queue may be bounded). Called by the watcher only.
 func (rec *probeRecord) handOver() {
 	k := rec.next.Load()
-	if k < 0 || k >= rec.n {
+	if k < 0 || k >= rec.n.Load() {
 		return // handed over already, or every index claimed by the caller
 	}
 	h := &handover{from: int(k), done: make(chan struct{})}
@@ -101,7 +112,7 @@ func (s *rangeSpec[A]) runRest(h *handover) {
 			ps.restPanic = forkjoin.CapturePanic(v)
 		}
 	}()
-	n := int(ps.rec.n)
+	n := int(ps.rec.n.Load())
 	ps.rest = forkjoin.Invoke(ps.pool, func(w *forkjoin.Worker) A {
 		return rangeTask[A]{s, h.from, n, s.start()}.Compute(w)
 	})
@@ -112,16 +123,28 @@ func (s *rangeSpec[A]) runRest(h *handover) {
 // of this file.
 func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int) A {
 	ps := &s.probe
+	onWorker := forkjoin.OnWorker()
+	if onWorker && n <= SequentialThreshold {
+		// A worker must not wait on a hand-over: inline, as inside a task.
+		return inlineLeaf(s, r, s.start(), 0, n)
+	}
+	if ps.rec.owner == nil {
+		ps.rec.owner = s // a fresh spec; a recycled one has it already
+	}
+	// The pool and the outcome fields are plain: the watcher's goroutine
+	// reads and writes them only after claiming from the open cursor,
+	// whose store below orders them.
+	var zero A
+	ps.pool, ps.rest, ps.restPanic, ps.rerun = p, zero, nil, false
+	ps.rec.n.Store(int64(n))
+	ps.rec.next.Store(0)
 	slot := -1
-	if !forkjoin.OnWorker() {
-		// Plain writes: the record is not published until registerProbe's
-		// CAS, which orders them before the watcher's reads.
-		ps.pool, ps.rec.n, ps.rec.owner = p, int64(n), s
+	if !onWorker {
 		slot = registerProbe(&ps.rec)
 	}
 	if slot < 0 && n <= SequentialThreshold {
-		// Unwatched (on a worker, or every slot taken): a short loop runs
-		// inline, as before the watcher existed.
+		// Every slot taken: a short loop runs inline, unwatched.
+		ps.rec.next.Store(cursorClosed)
 		return inlineLeaf(s, r, s.start(), 0, n)
 	}
 	acc, k, handed := s.start(), 0, false
@@ -131,7 +154,7 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 			// A panic in a batch: keep the watcher from starting the
 			// rest, or wait for the rest it started, then unwind.
 			unregisterProbe(slot)
-			if !ps.rec.next.CompareAndSwap(int64(k), int64(n)) {
+			if !ps.rec.next.CompareAndSwap(int64(k), cursorClosed) {
 				<-ps.rec.hand.Load().done
 			}
 		}
@@ -158,7 +181,7 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 		if elapsed >= probeBudget && k < n {
 			// Past the budget: hand the rest to the pool from here, the
 			// accumulator with it (no combine), unless the watcher has.
-			if ps.rec.next.CompareAndSwap(int64(k), int64(n)) {
+			if ps.rec.next.CompareAndSwap(int64(k), cursorClosed) {
 				closed = true
 				unregisterProbe(slot)
 				return runOnPool(s, p, k, n, acc)
@@ -171,7 +194,7 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 	}
 	closed = true
 	unregisterProbe(slot)
-	if !handed && (k == n || ps.rec.next.CompareAndSwap(int64(k), int64(n))) {
+	if !handed && ps.rec.next.CompareAndSwap(int64(k), cursorClosed) {
 		return acc // done, or stopped early with the rest closed
 	}
 	return combineRest(s, r, acc, n)

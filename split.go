@@ -16,20 +16,21 @@ import (
 // How a call is run, cheapest first:
 //
 //  1. Inline on the caller's goroutine, with no pool round trip, when the
-//     pool has one worker, when a fixed Grain covers n, or, by default, when
-//     n <= SequentialThreshold. Handing work to a pool from outside costs
-//     microseconds (a submission and a wake-up), which a loop of a thousand
-//     cheap iterations does not pay back; and the cost of one iteration is
-//     unknown, so below the threshold the helpers do not even read the clock
-//     (a clock read costs ~30 ns on a VM, a third of a 100-iteration loop).
-//  2. By default, above the threshold and called from outside the pool (a
-//     *Pool or nil), a sequential probe: the caller runs the first
-//     iterations itself in growing batches, reading the clock between
-//     batches, and only hands the rest to the pool once the elapsed time
-//     exceeds probeBudget, about the cost of that hand-over. A loop that
-//     finishes within the budget never touches the pool; a long one loses at
-//     most the budget. Batches grow by probeGrowth, so a cheap loop reads the
-//     clock only a few times.
+//     pool has one worker, when a fixed Grain covers n, or, without a
+//     Grain, when n <= SequentialThreshold and the caller is inside the
+//     pool (a *Worker, or a worker's goroutine): there the loop is part of
+//     a computation that already keeps the workers busy.
+//  2. By default, called from outside the pool (a *Pool or nil), the probe
+//     (probe.go): the caller runs the iterations itself, in batches it
+//     claims from a cursor, and the parallel decision is made by time, not
+//     by count. A short loop (n <= SequentialThreshold) reads no clock:
+//     it is registered with the watcher (watcher.go), a goroutine that
+//     hands whatever the caller has not claimed yet to the pool once the
+//     loop has run for a tick (probeBudget), even while the caller is
+//     inside an index. A longer loop reads the clock between batches and
+//     hands the rest to the pool itself once it has run probeBudget, about
+//     the cost of the hand-over. A loop that finishes within the budget
+//     never touches the pool; a long one loses about the budget.
 //  3. On the pool, lazy binary splitting (Tzannes, Barua, Vishkin, "Lazy
 //     Binary Splitting", PPoPP 2010): a range task runs a chunk of
 //     iterations, then checks Worker.Surplus; if idle thieves outnumber the
@@ -57,11 +58,17 @@ import (
 // test per chunk.
 
 // SequentialThreshold is the number of iterations (elements) at or below
-// which a helper without a Grain option runs the whole loop sequentially on
-// the caller's goroutine. Below it a pool round trip costs more than a cheap
-// loop; to parallelize a short loop whose iterations are expensive (for
-// example For over 100 files), pass a Grain smaller than n, such as
-// Grain(1), or use Do.
+// which a helper without a Grain option treats a loop as short. Called from
+// inside a task (a *Worker, or a *Pool from one of its workers), a short
+// loop runs sequentially on the calling worker, as part of a computation
+// that already keeps the pool busy. Called from outside, a short loop
+// starts on the caller too, without reading the clock, and goes to the pool
+// only if it is still running after about 50 µs (the probe's budget): 100
+// iterations of a millisecond run on every worker, 100 of a nanosecond on
+// the caller. A longer loop measures its iterations with the clock as it
+// goes. To split a short loop of expensive iterations from the start, or
+// from inside a task, pass a Grain smaller than n, such as Grain(1), or use
+// Do.
 const SequentialThreshold = 1024
 
 // lbsChunkDiv bounds a chunk to 1/lbsChunkDiv of the remaining range.
@@ -104,7 +111,7 @@ type rangeSpec[A any] struct {
 	zero    A
 	newZero func() A // if set, each piece starts from a value of its own (ReduceWith)
 	grain   int
-	limit   *rangeLimit // if set, pieces at or above it are skipped (early exit)
+	limit   *rangeLimit   // if set, pieces at or above it are skipped (early exit)
 	probe   probeState[A] // the caller's probe from outside the pool (probe.go)
 }
 

@@ -59,6 +59,7 @@ func registerProbe(rec *probeRecord) int {
 	for i := range uint32(watcherSlots) {
 		slot := int((first + i) % watcherSlots)
 		if watchedLoops[slot].CompareAndSwap(nil, rec) {
+			rec.seq.Add(1)
 			if !watcherRunning.Load() && watcherRunning.CompareAndSwap(false, true) {
 				go watchProbes()
 			}
@@ -76,26 +77,31 @@ func unregisterProbe(slot int) {
 }
 
 // watchProbes is the watcher goroutine. seen[i] is the loop slot i held at
-// the previous tick (only this goroutine reads or writes seen); a loop
-// still there at this tick has run for at least a tick and is handed over.
-// The pointer comparison is exact: seen keeps the record alive, so its
-// address cannot be reused by another loop meanwhile.
+// the previous tick (only this goroutine reads or writes seen): a record
+// and its registration count, since a recycled record (For's) may come
+// back in the same slot for another loop; a loop still there at this tick
+// has run for at least a tick and is handed over.
 func watchProbes() {
 	tick := time.NewTicker(watcherTick)
 	defer tick.Stop()
-	var seen [watcherSlots]*probeRecord
+	type registration struct {
+		rec *probeRecord
+		seq uint64
+	}
+	var seen [watcherSlots]registration
 	idle := 0
 	for range tick.C {
 		found := false
 		for i := range watchedLoops {
-			rec := watchedLoops[i].Load()
-			if rec != nil {
+			now := registration{rec: watchedLoops[i].Load()}
+			if now.rec != nil {
 				found = true
-				if rec == seen[i] {
-					rec.handOver()
+				now.seq = now.rec.seq.Load()
+				if now == seen[i] {
+					now.rec.handOver()
 				}
 			}
-			seen[i] = rec
+			seen[i] = now
 		}
 		if found {
 			idle = 0
