@@ -128,6 +128,9 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 		// A worker must not wait on a hand-over: inline, as inside a task.
 		return inlineLeaf(s, r, s.start(), 0, n)
 	}
+	// The first accumulator before the registration: a panic in it
+	// (ReduceWith's newAcc) must not leave the record registered.
+	acc := s.start()
 	if ps.rec.owner == nil {
 		ps.rec.owner = s // a fresh spec; a recycled one has it already
 	}
@@ -145,18 +148,24 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 	if slot < 0 && n <= SequentialThreshold {
 		// Every slot taken: a short loop runs inline, unwatched.
 		ps.rec.next.Store(cursorClosed)
-		return inlineLeaf(s, r, s.start(), 0, n)
+		return inlineLeaf(s, r, acc, 0, n)
 	}
-	acc, k, handed := s.start(), 0, false
+	k, handed := 0, false
 	closed := false
 	defer func() {
-		if !closed {
-			// A panic in a batch: keep the watcher from starting the
-			// rest, or wait for the rest it started, then unwind.
-			unregisterProbe(slot)
-			if !ps.rec.next.CompareAndSwap(int64(k), cursorClosed) {
-				<-ps.rec.hand.Load().done
-			}
+		if closed {
+			return
+		}
+		// A panic in a batch (or a runtime.Goexit): keep the watcher from
+		// starting the rest, or wait for the rest it started, then unwind
+		// with a *PanicError, as inlineLeaf would (one defer per call
+		// rather than one per batch).
+		unregisterProbe(slot)
+		if !ps.rec.next.CompareAndSwap(int64(k), cursorClosed) {
+			<-ps.rec.hand.Load().done
+		}
+		if v := recover(); v != nil {
+			panic(forkjoin.CapturePanic(v))
 		}
 	}()
 	clocked := n > SequentialThreshold
@@ -171,8 +180,8 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 			break
 		}
 		lo := k
-		k = end // the cursor's value: what the deferred close expects
-		acc = inlineLeaf(s, r, acc, lo, k)
+		k = end                        // the cursor's value: what the deferred close expects
+		acc = s.runLeaf(r, acc, lo, k) // a panic: see the deferred function
 		if !clocked {
 			next = 2 * k
 			continue

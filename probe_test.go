@@ -371,9 +371,12 @@ func TestShortLoopStress(t *testing.T) {
 
 // TestWatcherExitsWhenIdle: once no loop is registered, the watcher
 // goroutine exits (after watcherIdleTicks ticks), so that an idle process
-// runs nothing and goleak finds nothing.
+// runs nothing and goleak finds nothing; also after a loop whose first
+// accumulator panicked (which once left its record registered forever).
 func TestWatcherExitsWhenIdle(t *testing.T) {
 	p, _ := testPools(t)
+	sum := func(a, b int) int { return a + b }
+	require.Panics(t, func() { ReduceWith(p, indices(10), func() int { panic("no accumulator") }, sum, sum) })
 	For(p, 2, func(int) { time.Sleep(3 * watcherTick) })
 	testenv.WaitUntil(t, "the watcher to exit", func() bool { return !watcherRunning.Load() })
 	For(p, 100, func(int) {})
