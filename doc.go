@@ -25,13 +25,14 @@
 //
 // By default the helpers split work adaptively, with no tuning: lazy binary
 // splitting, where a worker forks half of its remaining range only when
-// another worker is idle. Grain(n) sets a fixed cutoff instead. A loop of at
-// most SequentialThreshold iterations runs sequentially on the caller's
-// goroutine (a pool round trip costs more than such a loop when the
-// iterations are cheap): pass Grain(1) to parallelize a short loop of
-// expensive iterations, or use Do. Longer loops called from outside the
-// pool are started on the caller too, and handed to the pool only if they
-// run longer than the hand-over costs (tens of microseconds).
+// another worker is idle. Grain(n) sets a fixed cutoff instead. Whether a
+// loop goes parallel at all is decided by time, not by its length: called
+// from outside the pool, a loop starts on the caller's goroutine and is
+// handed to the pool only once it has run longer than the hand-over costs
+// (about 50 µs), even while the caller is inside an iteration, so 100
+// iterations of a millisecond run on every worker and 100 of a nanosecond
+// stay on the caller. Inside a task, a loop of at most SequentialThreshold
+// iterations runs on the worker; Grain(1) or Do splits it anyway.
 //
 // # Related packages
 //

@@ -29,9 +29,11 @@ import (
 // *forkjoin.PanicError with ErrGoexit without waiting for a piece another
 // worker took, as for every join (see forkjoin.Join).
 //
-// Calls must not wait for one another: without a Grain up to
-// SequentialThreshold calls run one after the other on the caller, and on
-// the pool fewer calls may run at once than there are waiters. With
+// Calls must not wait for one another: on a one-worker pool, or inside a
+// task with at most SequentialThreshold calls and no Grain, they run one
+// after the other; from outside, a short loop reaches the other workers
+// only after a tick of the probe (see SequentialThreshold); and on the
+// pool fewer calls may run at once than there are waiters. With
 // ForContext this includes waiting on ctx.Done() for the cancel another
 // call's error triggers, errgroup's common pattern: a call that blocks
 // there until a later index fails never returns.
@@ -42,9 +44,9 @@ import (
 // (the early exit would be lost for errors found late in the range), and,
 // with ForContext, calls that see the canceled context and return
 // ctx.Err() would hide the error that caused the cancel. When only one
-// index fails, or the loop runs sequentially (n at most
-// SequentialThreshold without a Grain, a Grain covering n, or a one-worker
-// pool), the result is the sequential loop's.
+// index fails, or the loop runs sequentially (a Grain covering n, a
+// one-worker pool, or inside a task n at most SequentialThreshold without
+// a Grain), the result is the sequential loop's.
 //
 // r, the options, the sequential threshold and panics are as for For; a
 // panic in body also stops the loop as an error does, and is re-raised as
@@ -57,7 +59,7 @@ func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) er
 	}
 	checkN("ForErr", n)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		return forErrSeq(nil, n, body)
 	}
 	return new(errState).run(r, n, grain, body)
@@ -100,7 +102,7 @@ func forContext(ctx context.Context, r forkjoin.Runner, n, grain int,
 	defer cancel()
 	call := func(i int) error { return body(cctx, i) }
 	var err error
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		err = forErrSeq(cctx, n, call)
 	} else {
 		err = (&errState{ctx: cctx, cancel: cancel}).run(r, n, grain, call)
@@ -141,7 +143,7 @@ func MapErr[E, R any](r forkjoin.Runner, in []E, f func(E) (R, error), opts ...O
 		return err
 	}
 	var err error
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		err = forErrSeq(nil, len(in), body)
 	} else {
 		err = new(errState).run(r, len(in), grain, body)

@@ -151,8 +151,9 @@ func TestErrHelpersMatchSequential(t *testing.T) {
 
 // TestErrHelpersManyFailures: with every index from k on failing, the error
 // is one of theirs; it is the lowest one (the sequential loop's) when the
-// loop ran sequentially: a one-worker pool, or n at most
-// SequentialThreshold without a Grain. Large random sizes and k.
+// loop ran sequentially: a one-worker pool, or, inside a task, n at most
+// SequentialThreshold without a Grain (from outside, the probe may hand a
+// short loop to the pool). Large random sizes and k.
 func TestErrHelpersManyFailures(t *testing.T) {
 	p, single := testPools(t)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -174,7 +175,7 @@ func TestErrHelpersManyFailures(t *testing.T) {
 				var ie indexErr
 				require.ErrorAs(t, err, &ie, "%s %s n=%d k=%d", name, kind.name, n, k)
 				require.GreaterOrEqual(t, ie.i, k)
-				if kind.name == "single" || (g.opts == nil && n <= SequentialThreshold) {
+				if kind.name == "single" || (kind.name == "worker" && g.opts == nil && n <= SequentialThreshold) {
 					require.Equal(t, k, ie.i, "%s %s n=%d: the sequential loop's error", name, kind.name, n)
 				}
 			}
@@ -462,13 +463,21 @@ func TestErrHelpersBadInput(t *testing.T) {
 	})
 }
 
-// TestErrHelpersSmallNoAlloc: ForErr's small-input path is a plain loop.
+// TestErrHelpersSmallNoAlloc: ForErr's small-input path, inside a task or
+// on a one-worker pool, is a plain loop. (From outside a pool of several
+// workers a short loop goes to the probe, which allocates the engine's
+// spec: see probe.go.)
 func TestErrHelpersSmallNoAlloc(t *testing.T) {
 	if testenv.Race {
 		t.Skip("the race detector allocates")
 	}
+	p, single := testPools(t)
 	xs := make([]int, 100)
 	body := func(i int) error { xs[i]++; return nil }
-	require.Zero(t, testing.AllocsPerRun(100, func() { _ = ForErr(nil, len(xs), body) }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = ForErr(single, len(xs), body) }))
+	forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+		require.Zero(t, testing.AllocsPerRun(100, func() { _ = ForErr(w, len(xs), body) }))
+		return struct{}{}
+	})
 	require.True(t, slices.ContainsFunc(xs, func(x int) bool { return x > 0 }))
 }

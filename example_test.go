@@ -16,8 +16,9 @@ func ExampleFor() {
 }
 
 func ExampleFor_expensiveIterations() {
-	// Ten expensive iterations: below SequentialThreshold For would run
-	// them on the caller; Grain(1) makes each iteration a task.
+	// Ten expensive iterations: without options For would start them on
+	// the caller and hand the rest to the pool after about 50 µs;
+	// Grain(1) makes each iteration a task from the start.
 	results := make([]int, 10)
 	magpie.For(nil, len(results), func(i int) {
 		n := 0

@@ -1,6 +1,10 @@
 package magpie
 
-import "github.com/magpie-go/magpie/forkjoin"
+import (
+	"sync"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
 
 // For calls body(i) for every i in [0, n), in parallel on r, and returns
 // when all calls have returned. The calls run in no particular order and
@@ -9,11 +13,14 @@ import "github.com/magpie-go/magpie/forkjoin"
 //
 // r is a *forkjoin.Pool, a *forkjoin.Worker (from inside a task: the loop
 // runs as part of that task's computation) or nil for forkjoin.Default().
-// Without options the range is split adaptively (lazy binary splitting),
-// and a loop of at most SequentialThreshold iterations runs sequentially on
-// the caller's goroutine: pass Grain(1) to parallelize a short loop of
-// expensive iterations. Grain(g) splits the range into pieces of at most g
-// iterations.
+// Without options the range is split adaptively (lazy binary splitting).
+// Called from outside the pool, the loop starts on the caller's goroutine
+// and goes to the pool once it has run longer than handing it over costs
+// (about 50 µs), whatever n: 100 iterations of a millisecond run on every
+// worker, 100 of a nanosecond on the caller. Inside a task, a loop of at
+// most SequentialThreshold iterations runs sequentially on the worker.
+// Grain(g) splits the range into pieces of at most g iterations from the
+// start; Grain(1) makes every iteration a task.
 //
 // To nest helpers, call them inside body with the pool, not with an outer
 // *Worker: body may run on any worker, and a call with a *Pool from one of
@@ -29,20 +36,42 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 	}
 	checkN("For", n)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		forSeq(n, body)
 		return
 	}
-	s := &rangeSpec[struct{}]{
-		leaf: func(_ struct{}, lo, hi int) struct{} {
-			for i := lo; i < hi; i++ {
-				body(i)
-			}
-			return struct{}{}
-		},
-		grain: grain,
+	s := forSpecs.Get().(*forSpec)
+	s.body, s.grain = body, grain
+	runRange(r, n, &s.rangeSpec)
+	s.body = nil
+	forSpecs.Put(s) // not after a panic: a spec is reused only once its loop has returned
+}
+
+// forSpec is For's engine spec, recycled through forSpecs so that a short
+// loop from outside the pool, which goes to the probe, allocates nothing
+// in the steady state: the leaf is a method value made once per spec, and
+// body is set per call. A spec is put back only once runRange has
+// returned, when no task of its loop runs any more; a watcher that still
+// holds its probe record finds the cursor closed or claims from the next
+// loop (the invariant of probe.go).
+type forSpec struct {
+	rangeSpec[struct{}]
+	body func(i int)
+}
+
+var forSpecs = sync.Pool{New: func() any {
+	s := new(forSpec)
+	s.leaf = s.runBody
+	return s
+}}
+
+// runBody is forSpec's leaf: body on every index of [lo, hi).
+func (s *forSpec) runBody(_ struct{}, lo, hi int) struct{} {
+	body := s.body
+	for i := lo; i < hi; i++ {
+		body(i)
 	}
-	runRange(r, n, s)
+	return struct{}{}
 }
 
 // ForRange calls body on disjoint subranges [lo, hi) that together cover
@@ -61,7 +90,7 @@ func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
 	}
 	checkN("ForRange", n)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		if n > 0 {
 			forRangeSeq(n, body)
 		}

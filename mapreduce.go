@@ -21,7 +21,7 @@ func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
 	}
 	out := make([]R, len(in))
 	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		mapSeq(in, out, f)
 		return out
 	}
@@ -48,7 +48,7 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 		panic("magpie: MapInPlace called with a nil function")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(s), grain) {
+	if smallInline(r, len(s), grain) {
 		mapSeq(s, s, f)
 		return
 	}
@@ -96,7 +96,7 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 		panic("magpie: Reduce called with a nil combine")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		return reduceSeq(in, zero, fold)
 	}
 	s := &rangeSpec[A]{
@@ -145,7 +145,7 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 		return newAcc()
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		return reduceSeq(in, fresh(), fold)
 	}
 	s := &rangeSpec[A]{
@@ -236,7 +236,7 @@ func Count[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Opt
 		panic("magpie: Count called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(s), grain) {
+	if smallInline(r, len(s), grain) {
 		return countSeq(s, pred, 0)
 	}
 	return runRange(r, len(s), &rangeSpec[int]{

@@ -43,7 +43,7 @@ func checkBestArgs(api string, n int, haveCmp bool) {
 // cmp(later, earlier), as that loop calls it.
 func bestIndex[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, max bool, opts []Option) int {
 	grain := collectOptions(opts).grain
-	if smallInline(len(s), grain) {
+	if smallInline(r, len(s), grain) {
 		return bestSeqCaught(s, cmp, max)
 	}
 	return runRange(r, len(s), &rangeSpec[int]{

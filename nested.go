@@ -63,7 +63,7 @@ func forRangeW(api string, r forkjoin.Runner, n int, body func(r forkjoin.Runner
 		},
 		grain: collectOptions(opts).grain,
 	}
-	if smallInline(n, s.grain) {
+	if smallInline(r, n, s.grain) {
 		if n > 0 {
 			inlineLeaf(s, r, struct{}{}, 0, n)
 		}

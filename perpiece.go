@@ -19,8 +19,9 @@ import "github.com/magpie-go/magpie/forkjoin"
 // since body gets a copy.
 //
 // How often init is called: never when n is 0; once when the loop runs on
-// the caller (n at most SequentialThreshold, a Grain covering n, or a pool
-// of one worker); otherwise once per piece: with Grain(g) about n/g times
+// the caller (a Grain covering n, a pool of one worker, or inside a task n
+// at most SequentialThreshold; from outside, a loop the probe keeps on the
+// caller); otherwise once per piece: with Grain(g) about n/g times
 // (each piece holds at most g indices), adaptively once plus once per split,
 // and lazy splitting splits only when a worker is idle, typically a few
 // times per worker. init must be safe to call concurrently. r, the options
@@ -40,7 +41,7 @@ func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, 
 	}
 	fresh := freshState(init)
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) {
+	if smallInline(r, n, grain) {
 		forInitSeq(fresh(), n, body)
 		return
 	}
@@ -81,7 +82,7 @@ func MapInit[E, R, T any](r forkjoin.Runner, in []E, init func() T, f func(state
 	}
 	fresh := freshState(init)
 	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		mapInitSeq(fresh(), in, out, f)
 		return out
 	}

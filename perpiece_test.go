@@ -63,7 +63,7 @@ func (ps *pieceStates) check(r forkjoin.Runner, n int, opts []Option) error {
 		return nil
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(n, grain) && len(ps.all) != 1 {
+	if smallInline(r, n, grain) && len(ps.all) != 1 {
 		return fmt.Errorf("init called %d times on the caller's path", len(ps.all))
 	}
 	total := 0

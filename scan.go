@@ -31,7 +31,7 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 		panic("magpie: Scan called with a nil op")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(s), grain) {
+	if shortByCount(len(s), grain) {
 		scanCaught(s, op)
 		return
 	}

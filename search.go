@@ -19,7 +19,7 @@ func IndexFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ..
 		panic("magpie: IndexFunc called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(s), grain) {
+	if smallInline(r, len(s), grain) {
 		return indexSeq(s, pred, true)
 	}
 	lim := newRangeLimit(len(s))
@@ -75,7 +75,7 @@ func exists[S ~[]E, E any](api string, r forkjoin.Runner, s S, pred func(E) bool
 		panic("magpie: " + api + " called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(len(s), grain) {
+	if smallInline(r, len(s), grain) {
 		return indexSeq(s, pred, want) >= 0
 	}
 	lim := newRangeLimit(len(s))

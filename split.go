@@ -16,20 +16,21 @@ import (
 // How a call is run, cheapest first:
 //
 //  1. Inline on the caller's goroutine, with no pool round trip, when the
-//     pool has one worker, when a fixed Grain covers n, or, by default, when
-//     n <= SequentialThreshold. Handing work to a pool from outside costs
-//     microseconds (a submission and a wake-up), which a loop of a thousand
-//     cheap iterations does not pay back; and the cost of one iteration is
-//     unknown, so below the threshold the helpers do not even read the clock
-//     (a clock read costs ~30 ns on a VM, a third of a 100-iteration loop).
-//  2. By default, above the threshold and called from outside the pool (a
-//     *Pool or nil), a sequential probe: the caller runs the first
-//     iterations itself in growing batches, reading the clock between
-//     batches, and only hands the rest to the pool once the elapsed time
-//     exceeds probeBudget, about the cost of that hand-over. A loop that
-//     finishes within the budget never touches the pool; a long one loses at
-//     most the budget. Batches grow by probeGrowth, so a cheap loop reads the
-//     clock only a few times.
+//     pool has one worker, when a fixed Grain covers n, or, without a
+//     Grain, when n <= SequentialThreshold and the caller is inside the
+//     pool (a *Worker, or a worker's goroutine): there the loop is part of
+//     a computation that already keeps the workers busy.
+//  2. By default, called from outside the pool (a *Pool or nil), the probe
+//     (probe.go): the caller runs the iterations itself, in batches it
+//     claims from a cursor, and the parallel decision is made by time, not
+//     by count. A short loop (n <= SequentialThreshold) reads no clock:
+//     it is registered with the watcher (watcher.go), a goroutine that
+//     hands whatever the caller has not claimed yet to the pool once the
+//     loop has run for a tick (probeBudget), even while the caller is
+//     inside an index. A longer loop reads the clock between batches and
+//     hands the rest to the pool itself once it has run probeBudget, about
+//     the cost of the hand-over. A loop that finishes within the budget
+//     never touches the pool; a long one loses about the budget.
 //  3. On the pool, lazy binary splitting (Tzannes, Barua, Vishkin, "Lazy
 //     Binary Splitting", PPoPP 2010): a range task runs a chunk of
 //     iterations, then checks Worker.Surplus; if idle thieves outnumber the
@@ -57,11 +58,17 @@ import (
 // test per chunk.
 
 // SequentialThreshold is the number of iterations (elements) at or below
-// which a helper without a Grain option runs the whole loop sequentially on
-// the caller's goroutine. Below it a pool round trip costs more than a cheap
-// loop; to parallelize a short loop whose iterations are expensive (for
-// example For over 100 files), pass a Grain smaller than n, such as
-// Grain(1), or use Do.
+// which a helper without a Grain option treats a loop as short. Called from
+// inside a task (a *Worker, or a *Pool from one of its workers), a short
+// loop runs sequentially on the calling worker, as part of a computation
+// that already keeps the pool busy. Called from outside, a short loop
+// starts on the caller too, without reading the clock, and goes to the pool
+// only if it is still running after about 50 µs (the probe's budget): 100
+// iterations of a millisecond run on every worker, 100 of a nanosecond on
+// the caller. A longer loop measures its iterations with the clock as it
+// goes. To split a short loop of expensive iterations from the start, or
+// from inside a task, pass a Grain smaller than n, such as Grain(1), or use
+// Do.
 const SequentialThreshold = 1024
 
 // lbsChunkDiv bounds a chunk to 1/lbsChunkDiv of the remaining range.
@@ -104,7 +111,8 @@ type rangeSpec[A any] struct {
 	zero    A
 	newZero func() A // if set, each piece starts from a value of its own (ReduceWith)
 	grain   int
-	limit   *rangeLimit // if set, pieces at or above it are skipped (early exit)
+	limit   *rangeLimit   // if set, pieces at or above it are skipped (early exit)
+	probe   probeState[A] // the caller's probe from outside the pool (probe.go)
 }
 
 // rangeLimit is the early-exit bound of one call: no iteration at index
@@ -219,7 +227,7 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 	}
 	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
 		// Inside a task: no round trip to avoid, so no probe.
-		if runInline(w.Pool().Parallelism(), n, s.grain) {
+		if runInline(w.Pool().Parallelism(), n, s.grain) || (s.grain == 0 && n <= SequentialThreshold) {
 			return inlineLeaf(s, w, s.start(), 0, n)
 		}
 		return computeOn(w, s, n)
@@ -228,14 +236,11 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 	if runInline(p.Parallelism(), n, s.grain) {
 		return inlineLeaf(s, r, s.start(), 0, n)
 	}
-	acc, k := s.start(), 0
 	if s.grain == 0 {
-		if acc, k = probe(s, r, n); k == n || s.limit.reached(k) {
-			return acc
-		}
+		return probeRun(s, r, p, n)
 	}
 	return forkjoin.Run(p, func(w *forkjoin.Worker) A {
-		return rangeTask[A]{s, k, n, acc}.Compute(w)
+		return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
 	})
 }
 
@@ -249,12 +254,34 @@ func computeOn[A any](w *forkjoin.Worker, s *rangeSpec[A], n int) A {
 	return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
 }
 
-// smallInline reports whether a loop of n iterations runs sequentially on
-// the caller whatever the pool: n <= 1, a fixed grain that covers n, or no
-// grain and n at most SequentialThreshold. The helpers test it before they
-// build anything, so that their small-input path is a plain loop with no
-// allocation and no clock read.
-func smallInline(n, grain int) bool {
+// smallInline reports whether a helper runs a loop of n iterations on r
+// sequentially on the caller, before it builds anything for the engine,
+// so that this path is a plain loop with no allocation and no clock read:
+// n <= 1; a fixed grain that covers n; or, without a grain, n at most
+// SequentialThreshold when the probe is not wanted: inside a task (r a
+// *Worker, or the caller a worker of some pool; see probe.go) or on a
+// pool of one worker. A short loop called from outside goes to the engine,
+// whose probe runs it on the caller unless it lasts (probe.go).
+func smallInline(r forkjoin.Runner, n, grain int) bool {
+	switch {
+	case grain > 0:
+		return n <= grain
+	case n <= 1:
+		return true
+	case n > SequentialThreshold:
+		return false
+	}
+	if _, ok := r.(*forkjoin.Worker); ok {
+		return true
+	}
+	return runnerPool(r).Parallelism() <= 1 || forkjoin.OnWorker()
+}
+
+// shortByCount reports whether a loop of n iterations is short by its
+// count alone: a grain that covers n, or no grain and n at most
+// SequentialThreshold. Scan, which does not probe, runs such a loop on the
+// caller.
+func shortByCount(n, grain int) bool {
 	if grain > 0 {
 		return n <= grain
 	}
@@ -272,34 +299,11 @@ func rethrow() {
 	}
 }
 
-// runInline reports whether a loop of n iterations should run sequentially
-// on the caller: smallInline, or a pool of a single worker.
+// runInline reports whether the engine runs a loop of n iterations
+// sequentially on the caller whoever calls: n <= 1, a pool of a single
+// worker, or a grain that covers n.
 func runInline(parallelism, n, grain int) bool {
-	return n <= 1 || parallelism <= 1 || smallInline(n, grain)
-}
-
-// probe runs the first iterations of [0, n) on the caller in growing
-// batches until they are done or take longer than probeBudget. It returns
-// the accumulator and the number of iterations done. The next batch is
-// also capped by the estimated number of iterations left in the budget, so
-// that iterations of a few microseconds do not overshoot it by much.
-func probe[A any](s *rangeSpec[A], r forkjoin.Runner, n int) (acc A, k int) {
-	start := time.Since(epoch)
-	acc, next := s.start(), probeFirst
-	for {
-		stop := min(next, n)
-		acc = inlineLeaf(s, r, acc, k, stop)
-		k = stop
-		if k == n || s.limit.reached(k) {
-			return acc, k
-		}
-		elapsed := time.Since(epoch) - start
-		if elapsed >= probeBudget {
-			return acc, k
-		}
-		perIter := max(elapsed/time.Duration(k), 1)
-		next = min(k*probeGrowth, k+int((probeBudget-elapsed)/perIter)+1)
-	}
+	return n <= 1 || parallelism <= 1 || (grain > 0 && n <= grain)
 }
 
 // inlineLeaf runs a leaf on the caller's goroutine (r is the caller's

@@ -86,11 +86,31 @@ func TestRunInline(t *testing.T) {
 	require.True(t, runInline(8, 0, 0))
 	require.True(t, runInline(8, 1, 0))
 	require.True(t, runInline(1, 1<<20, 0), "one worker")
-	require.True(t, runInline(8, SequentialThreshold, 0))
-	require.False(t, runInline(8, SequentialThreshold+1, 0))
+	require.False(t, runInline(8, 2, 0), "short loops probe (probe.go)")
 	require.True(t, runInline(8, 10, 10), "grain covers n")
 	require.False(t, runInline(8, 11, 10))
 	require.False(t, runInline(8, 2, 1))
+}
+
+// TestSmallInline: a helper runs a short loop without a Grain as a plain
+// loop inside a task and on a one-worker pool, and sends it to the probe
+// from outside a pool of several workers.
+func TestSmallInline(t *testing.T) {
+	p, single := testPools(t)
+	require.True(t, smallInline(p, 1, 0))
+	require.False(t, smallInline(p, 2, 0), "from outside: the probe")
+	require.False(t, smallInline(nil, SequentialThreshold, 0), "nil is Default()")
+	require.False(t, smallInline(p, SequentialThreshold+1, 0))
+	require.True(t, smallInline(single, SequentialThreshold, 0), "one worker")
+	require.False(t, smallInline(single, SequentialThreshold+1, 0), "the engine decides")
+	require.True(t, smallInline(p, 10, 10), "grain covers n")
+	require.False(t, smallInline(p, 11, 10))
+	forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+		require.True(t, smallInline(w, SequentialThreshold, 0), "inside a task")
+		require.True(t, smallInline(p, SequentialThreshold, 0), "on a worker, with the *Pool")
+		require.False(t, smallInline(w, SequentialThreshold+1, 0))
+		return struct{}{}
+	})
 }
 
 func TestNegativeN(t *testing.T) {

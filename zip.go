@@ -25,7 +25,7 @@ func Map2[A, B, R any](r forkjoin.Runner, a []A, b []B, f func(A, B) R, opts ...
 	}
 	out := make([]R, len(a))
 	grain := collectOptions(opts).grain
-	if smallInline(len(a), grain) {
+	if smallInline(r, len(a), grain) {
 		map2Seq(a, b, out, f)
 		return out
 	}
@@ -65,7 +65,7 @@ func FilterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts ..
 // slice of its own; the pieces are then copied, in order, into the result.
 func filterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts []Option) []R {
 	grain := collectOptions(opts).grain
-	if smallInline(len(in), grain) {
+	if smallInline(r, len(in), grain) {
 		return filterMapSeq(in, f)
 	}
 	s := &rangeSpec[[][]R]{

@@ -76,3 +76,12 @@ func stackGoid() uint64 {
 	}
 	return id
 }
+
+// OnWorker reports whether the calling goroutine is a worker of some pool
+// (running a task, or helping while it waits). Code outside this package
+// that would block its goroutine on work it hands to a pool tests it
+// first: a worker blocked that way holds up a core of its pool, and every
+// worker of a pool blocked that way deadlocks it (package magpie's
+// short-loop probe runs inline instead). It costs one atomic load when no
+// worker of any pool is running a task, a registry look-up otherwise.
+func OnWorker() bool { return callingWorker() != nil }

@@ -117,3 +117,12 @@ func BenchmarkGoroutineKey(b *testing.B) {
 		}
 	})
 }
+
+// TestOnWorker: false on a goroutine of no pool, true inside a task.
+func TestOnWorker(t *testing.T) {
+	p := New(WithParallelism(2))
+	defer p.Close()
+	require.False(t, OnWorker())
+	require.True(t, Invoke(p, func(*Worker) bool { return OnWorker() }))
+	require.False(t, OnWorker())
+}

@@ -1,0 +1,131 @@
+package magpie
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// The probe watcher: the one goroutine of the process that hands the rest
+// of a loop to the pool while the loop's caller is inside one of its
+// indices. Only something other than the caller can do that: the caller
+// is in user code, which no wake-up reaches, so the watcher looks at the
+// loops registered with it on a timer (forkjoin's slow-task watchdog,
+// slow.go, does the same for tasks). A loop is registered by probeRun
+// (probe.go) for as long as its caller runs indices itself.
+//
+// Invariant: the watcher hands over only a loop it saw registered at two
+// consecutive ticks, so one that has run at least one tick
+// (watcherTick); a loop that ends sooner is never touched, whatever its
+// length. The watcher runs only while loops are registered: it starts at
+// the first registration and exits after watcherIdleTicks ticks that found
+// no loop, so an idle process pays nothing and goleak sees no goroutine
+// once the helpers have returned (plus at most watcherIdleTicks ticks).
+// Registration and exit are ordered by a Dekker handshake on two
+// sequentially consistent atomics (the slot and watcherRunning): a loop
+// registered while the watcher decides to exit is seen by the exiting
+// watcher, or sees it gone and starts a new one.
+
+const (
+	// watcherSlots is how many loops can be registered at once, process
+	// wide. A loop that finds no free slot runs unwatched: sequentially on
+	// its caller if it is short, with the clock probe if it is long.
+	watcherSlots = 64
+
+	// watcherTick is the period of the watcher while loops are
+	// registered: a loop is handed over between one and two ticks after
+	// it starts, about the cost of the hand-over (probeBudget).
+	watcherTick = probeBudget
+
+	// watcherIdleTicks is the number of consecutive ticks without a
+	// registered loop after which the watcher exits (10 ms).
+	watcherIdleTicks = int(10 * time.Millisecond / watcherTick)
+)
+
+var (
+	// watchedLoops are the registered loops; a nil slot is free. A loop
+	// takes a slot by CAS from nil and frees it with a store of nil.
+	watchedLoops [watcherSlots]atomic.Pointer[probeRecord]
+
+	// watcherRunning is true while a watcher goroutine is running (or
+	// about to be started by the registration that set it).
+	watcherRunning atomic.Bool
+)
+
+// registerProbe registers rec with the watcher and returns its slot, or -1
+// if every slot is taken. It starts the watcher if none runs.
+func registerProbe(rec *probeRecord) int {
+	first := rand.Uint32() // spreads concurrent loops over the slots
+	for i := range uint32(watcherSlots) {
+		slot := int((first + i) % watcherSlots)
+		if watchedLoops[slot].CompareAndSwap(nil, rec) {
+			rec.seq.Add(1)
+			if !watcherRunning.Load() && watcherRunning.CompareAndSwap(false, true) {
+				go watchProbes()
+			}
+			return slot
+		}
+	}
+	return -1
+}
+
+// unregisterProbe frees the slot registerProbe returned (-1: none).
+func unregisterProbe(slot int) {
+	if slot >= 0 {
+		watchedLoops[slot].Store(nil)
+	}
+}
+
+// watchProbes is the watcher goroutine. seen[i] is the loop slot i held at
+// the previous tick (only this goroutine reads or writes seen): a record
+// and its registration count, since a recycled record (For's) may come
+// back in the same slot for another loop; a loop still there at this tick
+// has run for at least a tick and is handed over.
+func watchProbes() {
+	tick := time.NewTicker(watcherTick)
+	defer tick.Stop()
+	type registration struct {
+		rec *probeRecord
+		seq uint64
+	}
+	var seen [watcherSlots]registration
+	idle := 0
+	for range tick.C {
+		found := false
+		for i := range watchedLoops {
+			now := registration{rec: watchedLoops[i].Load()}
+			if now.rec != nil {
+				found = true
+				now.seq = now.rec.seq.Load()
+				if now == seen[i] {
+					now.rec.handOver()
+				}
+			}
+			seen[i] = now
+		}
+		if found {
+			idle = 0
+			continue
+		}
+		if idle++; idle < watcherIdleTicks {
+			continue
+		}
+		watcherRunning.Store(false)
+		// A loop registered before the store above may have seen the
+		// watcher running and started none: look once more.
+		if !anyWatched() || !watcherRunning.CompareAndSwap(false, true) {
+			return
+		}
+		idle = 0
+	}
+}
+
+// anyWatched reports whether some loop is registered.
+func anyWatched() bool {
+	for i := range watchedLoops {
+		if watchedLoops[i].Load() != nil {
+			return true
+		}
+	}
+	return false
+}
