@@ -86,6 +86,12 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 // accumulator use ReduceWith, which makes a fresh one per piece. r, the options, the
 // sequential threshold and panics are as for For. Reduce panics if fold or
 // combine is nil.
+//
+// fold is called through a function value once per element, as For calls
+// its body: for a fold of a few nanoseconds that call is a large part of
+// the cost, and ForRange with a partial per subrange, or Sum, Min and Max,
+// which loop with the operator inlined, are faster (docs/benchmarks.md,
+// "Reduce and For against ForRange").
 func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 	combine func(A, A) A, opts ...Option) A {
 	checkRunner("Reduce", r)
