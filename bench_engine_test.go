@@ -83,6 +83,21 @@ func enginePool(b *testing.B) *forkjoin.Pool {
 	return p
 }
 
+// engineRunSum times fn on a fresh pool and checks its result against want.
+func engineRunSum[T int64 | uint32](b *testing.B, want T, fn func(p *forkjoin.Pool) T) {
+	p := enginePool(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var got T
+	for range b.N {
+		got = fn(p)
+	}
+	b.StopTimer()
+	if got != want {
+		b.Fatalf("sum = %d, want %d", got, want)
+	}
+}
+
 // engineSeqFold is the sequential loop calling fold through a function
 // value, kept out of line so that the call stays indirect, as in Reduce.
 //
@@ -101,19 +116,7 @@ func BenchmarkEngineSum(b *testing.B) {
 	in := engineSumInput()
 	want := engineWantSum(len(in))
 	fold := engineOpaque(engineFold)
-	run := func(b *testing.B, fn func(p *forkjoin.Pool) int64) {
-		p := enginePool(b)
-		b.ReportAllocs()
-		b.ResetTimer()
-		var got int64
-		for range b.N {
-			got = fn(p)
-		}
-		b.StopTimer()
-		if got != want {
-			b.Fatalf("sum = %d, want %d", got, want)
-		}
-	}
+	run := func(b *testing.B, fn func(p *forkjoin.Pool) int64) { engineRunSum(b, want, fn) }
 	b.Run("impl=seq", func(b *testing.B) {
 		run(b, func(*forkjoin.Pool) int64 {
 			var s int64
@@ -240,19 +243,7 @@ func BenchmarkEngineSumSlice(b *testing.B) {
 		want += x
 	}
 	add := engineOpaque(func(a, x uint32) uint32 { return a + x })
-	run := func(b *testing.B, fn func(p *forkjoin.Pool) uint32) {
-		p := enginePool(b)
-		b.ReportAllocs()
-		b.ResetTimer()
-		var got uint32
-		for range b.N {
-			got = fn(p)
-		}
-		b.StopTimer()
-		if got != want {
-			b.Fatalf("sum = %d, want %d", got, want)
-		}
-	}
+	run := func(b *testing.B, fn func(p *forkjoin.Pool) uint32) { engineRunSum(b, want, fn) }
 	b.Run("impl=seq", func(b *testing.B) {
 		run(b, func(*forkjoin.Pool) uint32 {
 			var s uint32
