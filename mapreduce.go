@@ -86,6 +86,12 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 // accumulator use ReduceWith, which makes a fresh one per piece. r, the options, the
 // sequential threshold and panics are as for For. Reduce panics if fold or
 // combine is nil.
+//
+// fold is called through a function value once per element, as For calls
+// its body: for a fold of a few nanoseconds that call is a large part of
+// the cost, and ForRange with a partial per subrange, or Sum, Min and Max,
+// which loop with the operator inlined, are faster (docs/benchmarks.md,
+// "Reduce and For against ForRange").
 func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 	combine func(A, A) A, opts ...Option) A {
 	checkRunner("Reduce", r)
@@ -194,10 +200,55 @@ type Number interface {
 // separately (see Reduce). r and the options are as for For.
 func Sum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Sum", r)
-	return Reduce(r, s, 0, add[E], add[E], opts...)
+	return reduceLeaves(r, s, 0, addAll[E], add[E], opts)
 }
 
 func add[E Number](a, b E) E { return a + b }
+
+// reduceLeaves is Reduce for a fold the engine may call once per leaf
+// instead of once per element: leaf(acc, in[lo:hi]) must equal the left
+// fold of in[lo:hi] from acc. Sum, Min and Max pass a leaf whose loop has
+// the operator inlined, so their per-element cost is the loop a user
+// writes, not a call through a function value (docs/design.md, "Reduce
+// and For against ForRange"). Pieces, their order and the grouping of the
+// combines are Reduce's. leaf and combine must not panic: the small-input
+// path calls leaf without turning a panic into a *forkjoin.PanicError.
+func reduceLeaves[E, A any](r forkjoin.Runner, in []E, zero A, leaf func(A, []E) A,
+	combine func(A, A) A, opts []Option) A {
+	grain := collectOptions(opts).grain
+	if smallInline(r, len(in), grain) {
+		return leaf(zero, in)
+	}
+	return runRange(r, len(in), &rangeSpec[A]{
+		leaf:    func(acc A, lo, hi int) A { return leaf(acc, in[lo:hi]) },
+		combine: combine,
+		zero:    zero,
+		grain:   grain,
+	})
+}
+
+// addAll, minAll and maxAll are the leaves of Sum, Min and Max: the left
+// fold of s from acc with the operator inlined.
+func addAll[E Number](acc E, s []E) E {
+	for _, x := range s {
+		acc += x
+	}
+	return acc
+}
+
+func minAll[E cmp.Ordered](acc E, s []E) E {
+	for _, x := range s {
+		acc = min(acc, x)
+	}
+	return acc
+}
+
+func maxAll[E cmp.Ordered](acc E, s []E) E {
+	for _, x := range s {
+		acc = max(acc, x)
+	}
+	return acc
+}
 
 // Min returns the smallest element of s, found in parallel on r. Like
 // slices.Min it panics if s is empty and, for floating-point elements,
@@ -207,7 +258,7 @@ func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	if len(s) == 0 {
 		panic("magpie: Min called with an empty list")
 	}
-	return Reduce(r, s[1:], s[0], minOf[E], minOf[E], opts...)
+	return reduceLeaves(r, s[1:], s[0], minAll[E], minOf[E], opts)
 }
 
 // Max returns the largest element of s, found in parallel on r. Like
@@ -218,7 +269,7 @@ func Max[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	if len(s) == 0 {
 		panic("magpie: Max called with an empty list")
 	}
-	return Reduce(r, s[1:], s[0], maxOf[E], maxOf[E], opts...)
+	return reduceLeaves(r, s[1:], s[0], maxAll[E], maxOf[E], opts)
 }
 
 // minOf and maxOf are the builtins, which order -0 before +0 and propagate

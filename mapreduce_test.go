@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"testing"
@@ -177,6 +178,29 @@ func TestSumFloatClose(t *testing.T) {
 	require.InDelta(t, want, Sum(nil, xs), 1e-9)
 	require.Equal(t, complex(3, 3), Sum(nil, []complex128{1 + 1i, 2 + 2i}))
 	require.Equal(t, uint8(4), Sum(nil, []uint8{200, 60}), "wraps like the sequential sum")
+}
+
+// TestSumGroupsAsReduce checks that Sum, Min and Max, whose leaves loop
+// over a subslice with the operator inlined (reduceLeaves), cut and group
+// exactly as Reduce with the same operator: with a fixed Grain the pieces
+// are fixed, so a float sum is the same bits as Reduce's, on 1 worker and
+// on 4, and Min and Max agree with slices.Min and slices.Max.
+func TestSumGroupsAsReduce(t *testing.T) {
+	p, single := testPools(t)
+	r := rand.New(rand.NewPCG(16, 3))
+	xs := make([]float64, 100_003)
+	for i := range xs {
+		xs[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10))
+	}
+	addF := func(a, b float64) float64 { return a + b }
+	for _, pool := range []*forkjoin.Pool{p, single} {
+		for _, g := range []int{1000, 4096, 33_333} {
+			want := Reduce(pool, xs, 0, addF, addF, Grain(g))
+			require.Equal(t, math.Float64bits(want), math.Float64bits(Sum(pool, xs, Grain(g))), "grain %d", g)
+		}
+		require.Equal(t, slices.Min(xs), Min(pool, xs))
+		require.Equal(t, slices.Max(xs), Max(pool, xs))
+	}
 }
 
 func TestMapReduceNilFunctions(t *testing.T) {
