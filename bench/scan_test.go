@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/magpie-go/magpie"
+	"github.com/magpie-go/magpie/forkjoin"
 )
 
 // The helpers of scan.go, perpiece.go, minmaxfunc.go and zip.go against
@@ -120,42 +121,61 @@ func BenchmarkScan(b *testing.B) {
 	})
 }
 
+// pickRec is the record BenchmarkMinFunc and BenchmarkMaxFunc pick from.
+type pickRec struct {
+	key  int64
+	name string
+}
+
+// pickByKey orders pickRecs by key.
+func pickByKey(a, b pickRec) int { return cmp.Compare(a.key, b.key) }
+
 // BenchmarkMinFunc: the first minimum of 1M records by one field. Here and
 // in the families below, impl=waitgroup is the same work by hand in one
 // chunk per GOMAXPROCS on goroutines joined with sync.WaitGroup.
 func BenchmarkMinFunc(b *testing.B) {
-	type rec struct {
-		key  int64
-		name string
-	}
+	benchPickFunc(b, slices.MinFunc[[]pickRec], magpie.MinFunc[[]pickRec])
+}
+
+// BenchmarkMaxFunc is BenchmarkMinFunc for the first maximum.
+func BenchmarkMaxFunc(b *testing.B) {
+	benchPickFunc(b, slices.MaxFunc[[]pickRec], magpie.MaxFunc[[]pickRec])
+}
+
+// benchPickFunc times seq (slices.MinFunc or MaxFunc), its magpie
+// counterpart, and the chunks' picks picked again by seq.
+func benchPickFunc(b *testing.B, seq func([]pickRec, func(a, b pickRec) int) pickRec,
+	par func(forkjoin.Runner, []pickRec, func(a, b pickRec) int, ...magpie.Option) pickRec) {
 	r := benchRand(11)
-	s := make([]rec, helpN)
+	s := make([]pickRec, helpN)
 	for i := range s {
-		s[i] = rec{r.Int64N(1 << 40), ""}
+		s[i] = pickRec{r.Int64N(1 << 40), ""}
 	}
-	byKey := func(a, b rec) int { return cmp.Compare(a.key, b.key) }
-	want := slices.MinFunc(s, byKey)
-	check := func(b *testing.B, got rec) {
+	want := seq(s, pickByKey)
+	check := func(b *testing.B, got pickRec) {
 		if got != want {
 			b.Fatalf("got %v, want %v", got, want)
 		}
 	}
 	b.Run("impl=seq", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
-			check(b, slices.MinFunc(s, byKey))
+			check(b, seq(s, pickByKey))
 		}
 	})
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
+		b.ReportAllocs()
 		for b.Loop() {
-			check(b, magpie.MinFunc(p, s, byKey))
+			check(b, par(p, s, pickByKey))
 		}
 	})
 	b.Run("impl=waitgroup", func(b *testing.B) {
+		b.ReportAllocs()
 		for b.Loop() {
-			// The chunks' first minima, in order: the first of their minima
-			// is the slice's first minimum.
-			check(b, slices.MinFunc(chunkResults(len(s), func(lo, hi int) rec { return slices.MinFunc(s[lo:hi], byKey) }), byKey))
+			// The chunks' first picks, in order: the first of their picks
+			// is the slice's first.
+			check(b, seq(chunkResults(len(s), func(lo, hi int) pickRec { return seq(s[lo:hi], pickByKey) }), pickByKey))
 		}
 	})
 }
@@ -234,17 +254,29 @@ func BenchmarkMap2(b *testing.B) {
 	})
 }
 
-// BenchmarkMapInit formats 1M ints into a scratch buffer per piece.
-func BenchmarkMapInit(b *testing.B) {
+// fmtInput is the input of BenchmarkMapInit and BenchmarkForInit: 1M ints.
+var fmtInput = sync.OnceValue(func() []int64 {
 	in := make([]int64, helpN)
 	for i := range in {
 		in[i] = int64(i) * 7919
 	}
-	newBuf := func() *[]byte { buf := make([]byte, 0, 32); return &buf }
-	format := func(buf *[]byte, x int64) int {
-		*buf = strconv.AppendInt((*buf)[:0], x, 16)
-		return len(*buf)
-	}
+	return in
+})
+
+// fmtBuf is the per-piece state of BenchmarkMapInit and BenchmarkForInit: a
+// scratch buffer.
+func fmtBuf() *[]byte { buf := make([]byte, 0, 32); return &buf }
+
+// fmtHex formats x in hex into buf and returns the length.
+func fmtHex(buf *[]byte, x int64) int {
+	*buf = strconv.AppendInt((*buf)[:0], x, 16)
+	return len(*buf)
+}
+
+// BenchmarkMapInit formats 1M ints into a scratch buffer per piece.
+func BenchmarkMapInit(b *testing.B) {
+	in := fmtInput()
+	newBuf, format := fmtBuf, fmtHex
 	b.Run("impl=seq", func(b *testing.B) {
 		for b.Loop() {
 			buf := newBuf()
