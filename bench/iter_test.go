@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/magpie-go/magpie"
+	"github.com/magpie-go/magpie/forkjoin"
 )
 
 // Iterators and cached-key sorts: ForSeq and MapSeq over a slices.Values
@@ -167,6 +168,20 @@ func byKeyKey(r byKeyRec) string { return strconv.FormatFloat(r.val, 'e', 6, 64)
 // one chunk per GOMAXPROCS, the pairs by the stable goroutine merge sort
 // of BenchmarkSortStableFunc).
 func BenchmarkSortStableByKey(b *testing.B) {
+	benchSortByKey(b, slices.SortStableFunc[[]byKeyRec], magpie.SortStableByKey[[]byKeyRec])
+}
+
+// BenchmarkSortByKey is BenchmarkSortStableByKey for the unstable
+// SortByKey: seq is slices.SortFunc, and the baselines keep their stable
+// sort of (key, index) pairs, which SortByKey's result may equal.
+func BenchmarkSortByKey(b *testing.B) {
+	benchSortByKey(b, slices.SortFunc[[]byKeyRec], magpie.SortByKey[[]byKeyRec])
+}
+
+// benchSortByKey times seqSort with a key-computing comparator, the
+// cached-key sorts, and par.
+func benchSortByKey(b *testing.B, seqSort func([]byKeyRec, func(x, y byKeyRec) int),
+	par func(forkjoin.Runner, []byKeyRec, func(byKeyRec) string, ...magpie.Option)) {
 	r := benchRand(13)
 	in := make([]byKeyRec, byKeyN)
 	for i := range in {
@@ -187,7 +202,7 @@ func BenchmarkSortStableByKey(b *testing.B) {
 	}
 	b.Run("impl=seq", func(b *testing.B) {
 		run(b, func(s []byKeyRec) {
-			slices.SortStableFunc(s, func(x, y byKeyRec) int { return cmp.Compare(byKeyKey(x), byKeyKey(y)) })
+			seqSort(s, func(x, y byKeyRec) int { return cmp.Compare(byKeyKey(x), byKeyKey(y)) })
 		})
 	})
 	type kp struct {
@@ -210,7 +225,7 @@ func BenchmarkSortStableByKey(b *testing.B) {
 	})
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
-		run(b, func(s []byKeyRec) { magpie.SortStableByKey(p, s, byKeyKey) })
+		run(b, func(s []byKeyRec) { par(p, s, byKeyKey) })
 	})
 	b.Run("impl=waitgroup", func(b *testing.B) {
 		newGroup := goroutineBaselines[0].newGroup
