@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
 	"github.com/magpie-go/magpie/task"
 )
@@ -178,6 +179,22 @@ func TestBenchImplementations(t *testing.T) {
 		parts := seqBatches(slices.Values(in), func(batch []int) []int { return slices.Clone(batch) })
 		require.Len(t, parts, 4)
 		require.Equal(t, in, slices.Concat(parts...))
+	})
+
+	t.Run("helpers", func(t *testing.T) {
+		// BenchmarkReduceWith's waitgroup merges per-chunk histograms; the
+		// merge must equal the one sequential fold.
+		in := benchFloats(10_001, 7)
+		want := seqReduce(in, new(histBuckets), histAdd)
+		hs := chunkResults(len(in), func(lo, hi int) *histBuckets { return seqReduce(in[lo:hi], new(histBuckets), histAdd) })
+		require.Equal(t, want, seqReduce(hs, new(histBuckets), histMerge))
+		require.Equal(t, want, magpie.ReduceWith(p, in, func() *histBuckets { return new(histBuckets) }, histAdd, histMerge))
+		total := 0
+		for _, c := range want {
+			total += c
+		}
+		require.Equal(t, len(in), total)
+		require.Equal(t, 4, fmtHex(fmtBuf(), 0xbeef))
 	})
 
 	t.Run("ceiling", func(t *testing.T) {
