@@ -1,7 +1,6 @@
 package forkjoin_test
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
@@ -9,13 +8,6 @@ import (
 
 	"github.com/magpie-go/magpie/forkjoin"
 )
-
-// cpuTime returns the CPU time (user + system) the process has used.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // TestIdleCPU measures the CPU the process burns during one second of
 // idleness after a burst of work: parked workers must not spin. It logs the
