@@ -33,8 +33,8 @@ import (
 // For calls body through a function value once per index, which the
 // compiler cannot inline: for a body of a few nanoseconds (out[i] = in[i]*k)
 // that call costs as much as the work, and ForRange, whose loop is the
-// caller's own code, runs the same loop 2-3x faster (docs/benchmarks.md,
-// "Reduce and For against ForRange").
+// caller's own code, runs the same loop faster (how much faster, measured:
+// docs/benchmarks.md, "Reduce and For against ForRange").
 func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 	checkRunner("For", r)
 	if body == nil {

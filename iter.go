@@ -49,8 +49,9 @@ const seqWindow = 2
 const seqMaxChunk = 4096
 
 // seqChunkTime is the time the adaptive chunk size aims at for one chunk:
-// large against the hand-over (~1 µs), small enough that the last chunks
-// of a loop do not leave the other workers idle for long.
+// large against the hand-over (a submission and a wake-up), small enough
+// that the last chunks of a loop do not leave the other workers idle for
+// long.
 const seqChunkTime = 50 * time.Microsecond
 
 // Chunk states. The caller moves a chunk idle → queued before Execute;

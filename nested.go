@@ -12,7 +12,7 @@ import "github.com/magpie-go/magpie/forkjoin"
 // docs/design.md, "Invoke and Close from inside the pool"). The Runner
 // handed to the body is the *forkjoin.Worker already running it, so a
 // nested call skips the lookup (TestForWRunnerIsTheRunningWorker).
-// BenchmarkNestedFor compares the two.
+// BenchmarkNestedFor (bench/nested_test.go) compares the two.
 
 // ForW is For whose body also receives a Runner for nested parallel work:
 // the *forkjoin.Worker running the index, or r itself when the caller runs

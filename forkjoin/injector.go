@@ -175,10 +175,10 @@ func newInjector(c config, closedCh <-chan struct{}) *injector {
 	return q
 }
 
-// waitSample is how many submissions share one timed queue wait. A clock
-// read costs about 35 ns on the 2-vCPU machine of docs/design.md, and
-// reading it at every push and take showed as 12-19% of the CPU profile of
-// BenchmarkSubmit1M, so the queue wait of every waitSample-th accepted
+// waitSample is how many submissions share one timed queue wait. Reading
+// the clock at every push and take was a large share of the CPU profile of
+// BenchmarkSubmit1M (measured in docs/design.md, "Submissions",
+// Observability), so the queue wait of every waitSample-th accepted
 // submission of each level is timed.
 const waitSample = 8
 

@@ -47,7 +47,8 @@ import "sync/atomic"
 // so that one burst of a million spawns does not leave a hundred megabytes
 // on the list, for every later collection to scan, for the life of the
 // pool (TestSpawnListIsBounded). A hard cap instead made a flat loop of 1M
-// spawns allocate its nodes every time: 3-4x slower (docs/benchmarks.md).
+// spawns allocate its nodes every time, several times slower per spawn
+// (measured in docs/design.md, "Irregular work: Scope").
 
 // spawnAction is the shape of a typed spawned task (package task's
 // RecursiveAction has it).

@@ -38,9 +38,10 @@
 //
 // which says the same in one call. Neither allocates when warm (see
 // forkjoin.Future); InvokeBoth, which has no handle to settle, is the
-// cheaper of the two (docs/benchmarks.md). Use Fork when a task forks a varying number of
-// subtasks or joins them out of order; InvokeBoth, InvokeSlice and
-// InvokeAll when it forks a known set and waits for all of them.
+// cheaper of the two (docs/design.md, "Measured costs"). Use Fork when a
+// task forks a varying number of subtasks or joins them out of order;
+// InvokeBoth, InvokeSlice and InvokeAll when it forks a known set and
+// waits for all of them.
 //
 // # Which function
 //

@@ -63,10 +63,9 @@ const radixMin = 1 << 12
 // also decides how many MSD levels run before the leaves: with 1<<15, the
 // 39K-element buckets of 10M random keys took a second MSD level and left
 // buckets of about 150, whose per-leaf fixed costs (histograms, prefix
-// sums) dominated; with 1<<16 they go to the leaf at once. Measured on 10M
-// random int64 (scripts/crosssort/go, now the sort of bench/cross/go; 9
-// sorts each, interleaved): 1 worker 481 ms at 1<<15, 268 ms at 1<<16,
-// 336 ms at 1<<17; 2 workers 228, 160, 158 ms.
+// sums) dominated; with 1<<16 they go to the leaf at once. 1<<16 was the
+// fastest of 1<<15, 1<<16 and 1<<17 on 10M random int64 (the figures are
+// in docs/design.md, "Sorting").
 const radixLeaf = 1 << 16
 
 // radixInsertion is the length up to which a range is insertion-sorted.
@@ -329,7 +328,8 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 // the bucket offsets and groups that sortRange's forked passes capture
 // escape to the heap on entry, 2-4 KiB per call, which every bucket of the
 // last MSD level paid when it entered sortRange only to go to the leaf
-// (66.6K allocations, ~77 MB, per sort of 10M non-negative int64:
+// (66.6K allocations, ~76 MB beside the 80 MB buffer, per sort of 10M
+// non-negative int64: docs/benchdata/radix-alloc-2026-12-04T1325Z.txt;
 // TestRadixSortAllocatesOnlyItsBuffer). *done and the unwinding are as in
 // sortRange.
 func (st *radixState[U]) sortBucket(w *forkjoin.Worker, lo, hi int, inBuf bool, shift int, done *bool) {
