@@ -38,7 +38,7 @@ func TestNilPoolMeansDefault(t *testing.T) {
 			return v
 		},
 		"SubmitTask": func(fn func(*forkjoin.Worker) int) int {
-			v, err := forkjoin.SubmitTask[int](nilPool, funcComputer(fn)).Get(bg)
+			v, err := forkjoin.SubmitTaskPriority[int](nilPool, forkjoin.Normal, funcComputer(fn)).Get(bg)
 			require.NoError(t, err)
 			return v
 		},
