@@ -20,16 +20,37 @@ type whichPoolAction struct{ got **forkjoin.Pool }
 
 func (x whichPoolAction) Compute(w *forkjoin.Worker) { *x.got = w.Pool() }
 
-// TestNilPoolMeansDefault: Invoke and InvokeAction run on
-// forkjoin.Default() when given a nil pool.
+// TestNilPoolMeansDefault: Invoke, InvokeAction, Submit, SubmitPriority
+// and SubmitAction run on forkjoin.Default() when given a nil pool.
 func TestNilPoolMeansDefault(t *testing.T) {
 	var nilPool *forkjoin.Pool
 	var got *forkjoin.Pool
-	within(t, func() { require.Equal(t, 7, task.Invoke[int](nilPool, whichPool{&got})) })
-	require.Same(t, forkjoin.Default(), got)
-	got = nil
-	within(t, func() { task.InvokeAction(nilPool, whichPoolAction{&got}) })
-	require.Same(t, forkjoin.Default(), got)
+	ctx := t.Context()
+	calls := map[string]func(){
+		"Invoke":       func() { require.Equal(t, 7, task.Invoke[int](nilPool, whichPool{&got})) },
+		"InvokeAction": func() { task.InvokeAction(nilPool, whichPoolAction{&got}) },
+		"Submit": func() {
+			v, err := task.Submit[int](nilPool, whichPool{&got}).Get(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 7, v)
+		},
+		"SubmitPriority": func() {
+			v, err := task.SubmitPriority[int](nilPool, forkjoin.Urgent, whichPool{&got}).Get(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 7, v)
+		},
+		"SubmitAction": func() {
+			_, err := task.SubmitAction(nilPool, whichPoolAction{&got}).Get(ctx)
+			require.NoError(t, err)
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			got = nil
+			within(t, call)
+			require.Same(t, forkjoin.Default(), got)
+		})
+	}
 }
 
 // TestNilWorkerOneMessage: every function of the package that takes a
@@ -48,6 +69,7 @@ func TestNilWorkerOneMessage(t *testing.T) {
 		"InvokeAllActions":  func() { task.InvokeAllActions(w, countAction{&n}) },
 		"InvokeBoth":        func() { task.InvokeBoth(w, Fib{1}, Fib{2}) },
 		"InvokeBothActions": func() { task.InvokeBothActions(w, countAction{&n}, countAction{&n}) },
+		"Spawn":             func() { task.Spawn(someScope(t), w, countAction{&n}) },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -57,5 +79,54 @@ func TestNilWorkerOneMessage(t *testing.T) {
 	const forkTask = "forkjoin: ForkTask called with a nil *Worker"
 	require.PanicsWithValue(t, forkTask, func() { task.Fork[int](w, Fib{1}) })
 	require.PanicsWithValue(t, forkTask, func() { task.ForkAction(w, countAction{&n}) })
+	require.Zero(t, n.Load(), "no action ran")
+}
+
+// someScope returns a *Scope whose RunScope has returned: the functions
+// that take a Scope check their other arguments before its state, so any
+// non-nil *Scope will do for a test of their messages.
+func someScope(t *testing.T) *forkjoin.Scope {
+	var s *forkjoin.Scope
+	within(t, func() {
+		forkjoin.Invoke(nil, func(w *forkjoin.Worker) int {
+			forkjoin.RunScope(w, func(scope *forkjoin.Scope, _ *forkjoin.Worker) { s = scope })
+			return 0
+		})
+	})
+	return s
+}
+
+// TestNilTaskMessages: a typed task that is a nil interface value, or a
+// nil *Scope, is refused with a message naming the function of package
+// task that was called, before anything is queued or spawned.
+func TestNilTaskMessages(t *testing.T) {
+	var nilTask task.RecursiveTask[int]
+	var nilAction task.RecursiveAction
+	var n atomic.Int64
+	outside := map[string]func(){
+		"task: Submit called with a nil task":         func() { task.Submit[int](nil, nilTask) },
+		"task: SubmitPriority called with a nil task": func() { task.SubmitPriority[int](nil, forkjoin.Urgent, nilTask) },
+		"task: SubmitAction called with a nil action": func() { task.SubmitAction(nil, nilAction) },
+	}
+	for want, call := range outside {
+		t.Run(want, func(t *testing.T) { require.PanicsWithValue(t, want, call) })
+	}
+	scope := someScope(t)
+	inside := map[string]func(w *forkjoin.Worker){
+		"task: Spawn called with a nil *Scope": func(w *forkjoin.Worker) { task.Spawn(nil, w, countAction{&n}) },
+		"task: Spawn called with a nil action": func(w *forkjoin.Worker) { task.Spawn(scope, w, nilAction) },
+	}
+	for want, call := range inside {
+		t.Run(want, func(t *testing.T) {
+			var got any
+			within(t, func() {
+				forkjoin.Invoke(nil, func(w *forkjoin.Worker) int {
+					got = recoverValue(func() { call(w) })
+					return 0
+				})
+			})
+			require.Equal(t, want, got)
+		})
+	}
 	require.Zero(t, n.Load(), "no action ran")
 }
