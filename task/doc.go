@@ -102,7 +102,9 @@
 // Fork and ForkAction leave the check to forkjoin.ForkTask and give its
 // message, "forkjoin: ForkTask called with a nil *Worker", because one
 // argument more would push them over the inlining budget that keeps their
-// Future on the caller's stack (TestNilWorkerOneMessage). A nil task or
+// Future on the caller's stack; InvokeBoth leaves it to forkjoin.JoinTasks
+// ("forkjoin: JoinTasks called with a nil *Worker"), so that it inlines and
+// costs no call of its own (TestNilWorkerOneMessage). A nil task or
 // action (a nil interface value), or a nil *forkjoin.Scope given to Spawn,
 // panics with a message naming the function (TestNilArguments,
 // TestNilTaskMessages).

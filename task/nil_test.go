@@ -58,7 +58,8 @@ func TestNilPoolMeansDefault(t *testing.T) {
 // called with a nil *Worker", the wording of package forkjoin. Fork and
 // ForkAction, one-line wrappers that must stay within the inlining budget
 // (so that their Future stays on the caller's stack), leave the check to
-// forkjoin.ForkTask and give its message. Before, InvokeAll's message
+// forkjoin.ForkTask and give its message; InvokeBoth, which must inline so
+// that it costs no call more than forkjoin.JoinTasks, gives JoinTasks's. Before, InvokeAll's message
 // carried a hint the others lacked.
 func TestNilWorkerOneMessage(t *testing.T) {
 	var w *forkjoin.Worker
@@ -67,7 +68,6 @@ func TestNilWorkerOneMessage(t *testing.T) {
 		"InvokeAll":         func() { task.InvokeAll[int](w, Fib{1}) },
 		"InvokeSlice":       func() { task.InvokeSlice(w, []Fib{{1}}) },
 		"InvokeAllActions":  func() { task.InvokeAllActions(w, countAction{&n}) },
-		"InvokeBoth":        func() { task.InvokeBoth(w, Fib{1}, Fib{2}) },
 		"InvokeBothActions": func() { task.InvokeBothActions(w, countAction{&n}, countAction{&n}) },
 		"Spawn":             func() { task.Spawn(someScope(t), w, countAction{&n}) },
 	}
@@ -79,6 +79,7 @@ func TestNilWorkerOneMessage(t *testing.T) {
 	const forkTask = "forkjoin: ForkTask called with a nil *Worker"
 	require.PanicsWithValue(t, forkTask, func() { task.Fork[int](w, Fib{1}) })
 	require.PanicsWithValue(t, forkTask, func() { task.ForkAction(w, countAction{&n}) })
+	require.PanicsWithValue(t, "forkjoin: JoinTasks called with a nil *Worker", func() { task.InvokeBoth(w, Fib{1}, Fib{2}) })
 	require.Zero(t, n.Load(), "no action ran")
 }
 
