@@ -38,7 +38,7 @@ func ForkTask[T any, C interface{ Compute(w *Worker) T }](w *Worker, c C) *Futur
 // JoinTasks is Join for two typed tasks, b stored unboxed in a recycled
 // node: the runtime's cheapest fork, with no allocation when b is not
 // stolen. Users call task.InvokeBoth (task.InvokeBothActions for actions),
-// which is this function after a check of w.
+// which is this function and inlines to it.
 //
 // The fork and the join are written out so that their fast paths (a
 // private push, a private pop) inline, and an un-stolen JoinTasks makes no
