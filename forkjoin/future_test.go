@@ -162,7 +162,7 @@ func TestJoinSubmittedFromTask(t *testing.T) {
 	}
 }
 
-func TestSubmitTask(t *testing.T) {
+func TestSubmitTaskPriority(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	defer closePool(t, p)
 	f := forkjoin.SubmitTaskPriority[int](p, forkjoin.Normal, fibTask(18))
