@@ -68,10 +68,10 @@ func forkFunc[T any](w *Worker, fn func(*Worker) T) *cell[T] {
 	return forkCell[T](w, funcTask[T](fn))
 }
 
-// forkCell forks c on w in a recycled cell: the body of ForkTask (typed.go).
-// It takes no name for the nil
-// *Worker message (Fork checks w before): an argument more would push
-// ForkTask, and task.ForkAction around it, over the inlining budget.
+// forkCell forks c on w in a recycled cell: the body of ForkTask
+// (typed.go). It takes no name for the nil *Worker message (Fork checks w
+// before): an argument more would push ForkTask, and task.ForkAction
+// around it, over the inlining budget.
 func forkCell[T any, C computer[T]](w *Worker, c C) *cell[T] {
 	if w == nil {
 		panicNilWorker("ForkTask")

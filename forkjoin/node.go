@@ -5,7 +5,7 @@ import "sync/atomic"
 // computer is the shape of a typed task: a value whose Compute method runs
 // on the worker it is given. It is unexported on purpose: package task's
 // RecursiveTask is the one public name for it (typed.go). Forking a
-// computer (forkCell, joinTasks) stores it unboxed in the forked node,
+// computer (forkCell, JoinTasks) stores it unboxed in the forked node,
 // which is cheaper than forking a closure.
 type computer[T any] interface {
 	Compute(w *Worker) T
