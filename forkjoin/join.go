@@ -16,8 +16,7 @@ package forkjoin
 // Join hands out no handle, so its node is recycled: after warm-up it
 // allocates nothing beyond the closure b itself when b captures variables
 // (it escapes because another worker may run it). JoinTasks (typed.go;
-// task.InvokeBoth for users) avoids even
-// that.
+// task.InvokeBoth for users) avoids even that.
 func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B) {
 	if a == nil || b == nil {
 		panic("forkjoin: Join called with a nil function")
