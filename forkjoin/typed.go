@@ -22,8 +22,10 @@ package forkjoin
 // instantiation goes over the inlining budget: go build -gcflags=-m=2).
 // Their cells, nodes and slow paths are those of join.go (taskCell,
 // awaitStolen, abandonJoin: Join's invariants) and spawn.go (spawnNode and
-// its recycling). scripts/check-escape checks that ForkTask and JoinTasks
-// inline into their callers, and task's BenchmarkFib30 measures the paths.
+// its recycling). task.InvokeBoth and task.Spawn are these functions and
+// nothing more, so that they inline to them; scripts/check-escape checks
+// that JoinTasks, task.InvokeBoth and task.Spawn inline, and task's
+// BenchmarkFib30 measures the fork paths.
 
 // ForkTask is Fork for a typed task, stored unboxed in a cell that w
 // recycles. Users call task.Fork (task.ForkAction for an action), which is

@@ -102,10 +102,11 @@
 // Fork and ForkAction leave the check to forkjoin.ForkTask and give its
 // message, "forkjoin: ForkTask called with a nil *Worker", because one
 // argument more would push them over the inlining budget that keeps their
-// Future on the caller's stack; InvokeBoth leaves it to forkjoin.JoinTasks
-// ("forkjoin: JoinTasks called with a nil *Worker"), so that it inlines and
-// costs no call of its own (TestNilWorkerOneMessage). A nil task or
-// action (a nil interface value), or a nil *forkjoin.Scope given to Spawn,
-// panics with a message naming the function (TestNilArguments,
-// TestNilTaskMessages).
+// Future on the caller's stack; InvokeBoth and Spawn leave it to
+// forkjoin.JoinTasks and forkjoin.SpawnTask ("forkjoin: JoinTasks called
+// with a nil *Worker"), so that they inline and cost no call of their own
+// (TestNilWorkerOneMessage). A nil task or action (a nil interface value)
+// panics with a message naming the function called (TestNilArguments,
+// TestNilTaskMessages); given to Spawn, or with a nil *forkjoin.Scope, it
+// gets SpawnTask's message, for the same reason.
 package task

@@ -58,8 +58,9 @@ func TestNilPoolMeansDefault(t *testing.T) {
 // called with a nil *Worker", the wording of package forkjoin. Fork and
 // ForkAction, one-line wrappers that must stay within the inlining budget
 // (so that their Future stays on the caller's stack), leave the check to
-// forkjoin.ForkTask and give its message; InvokeBoth, which must inline so
-// that it costs no call more than forkjoin.JoinTasks, gives JoinTasks's. Before, InvokeAll's message
+// forkjoin.ForkTask and give its message; InvokeBoth and Spawn, which must
+// inline so that they cost no call more than forkjoin.JoinTasks and
+// forkjoin.SpawnTask, give those functions' messages. Before, InvokeAll's message
 // carried a hint the others lacked.
 func TestNilWorkerOneMessage(t *testing.T) {
 	var w *forkjoin.Worker
@@ -69,7 +70,6 @@ func TestNilWorkerOneMessage(t *testing.T) {
 		"InvokeSlice":       func() { task.InvokeSlice(w, []Fib{{1}}) },
 		"InvokeAllActions":  func() { task.InvokeAllActions(w, countAction{&n}) },
 		"InvokeBothActions": func() { task.InvokeBothActions(w, countAction{&n}, countAction{&n}) },
-		"Spawn":             func() { task.Spawn(someScope(t), w, countAction{&n}) },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -80,6 +80,7 @@ func TestNilWorkerOneMessage(t *testing.T) {
 	require.PanicsWithValue(t, forkTask, func() { task.Fork[int](w, Fib{1}) })
 	require.PanicsWithValue(t, forkTask, func() { task.ForkAction(w, countAction{&n}) })
 	require.PanicsWithValue(t, "forkjoin: JoinTasks called with a nil *Worker", func() { task.InvokeBoth(w, Fib{1}, Fib{2}) })
+	require.PanicsWithValue(t, "forkjoin: SpawnTask called with a nil *Worker", func() { task.Spawn(someScope(t), w, countAction{&n}) })
 	require.Zero(t, n.Load(), "no action ran")
 }
 
@@ -97,9 +98,11 @@ func someScope(t *testing.T) *forkjoin.Scope {
 	return s
 }
 
-// TestNilTaskMessages: a typed task that is a nil interface value, or a
-// nil *Scope, is refused with a message naming the function of package
-// task that was called, before anything is queued or spawned.
+// TestNilTaskMessages: a typed task that is a nil interface value is
+// refused by Submit, SubmitPriority and SubmitAction with a message naming
+// the function of package task that was called, before anything is queued;
+// Spawn, which inlines to forkjoin.SpawnTask, gives SpawnTask's messages
+// for a nil *Scope or a nil action, before anything is spawned.
 func TestNilTaskMessages(t *testing.T) {
 	var nilTask task.RecursiveTask[int]
 	var nilAction task.RecursiveAction
@@ -114,8 +117,8 @@ func TestNilTaskMessages(t *testing.T) {
 	}
 	scope := someScope(t)
 	inside := map[string]func(w *forkjoin.Worker){
-		"task: Spawn called with a nil *Scope": func(w *forkjoin.Worker) { task.Spawn(nil, w, countAction{&n}) },
-		"task: Spawn called with a nil action": func(w *forkjoin.Worker) { task.Spawn(scope, w, nilAction) },
+		"forkjoin: SpawnTask called with a nil *Scope": func(w *forkjoin.Worker) { task.Spawn(nil, w, countAction{&n}) },
+		"forkjoin: SpawnTask called with a nil task":   func(w *forkjoin.Worker) { task.Spawn(scope, w, nilAction) },
 	}
 	for want, call := range inside {
 		t.Run(want, func(t *testing.T) {
