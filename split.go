@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // The range-splitting engine shared by For, ForRange, Map, Reduce, Filter
@@ -35,7 +36,7 @@ import (
 //     Binary Splitting", PPoPP 2010): a range task runs a chunk of
 //     iterations, then checks Worker.Surplus; if idle thieves outnumber the
 //     tasks queued on its deque it splits the remaining range in half and
-//     forks the upper half (forkjoin.JoinTasks with a typed task: no closure
+//     forks the upper half (task.InvokeBoth with a typed task: no closure
 //     and no allocation per split unless the half is stolen); otherwise it
 //     runs the next chunk. Splits therefore happen where and when a worker is
 //     idle, including at the end of the loop, which keeps the workers
@@ -210,7 +211,7 @@ func (t rangeTask[A]) Compute(w *forkjoin.Worker) A {
 // forked task starting from zero, then combines the two in order.
 func (t rangeTask[A]) split(w *forkjoin.Worker, mid int) A {
 	s := t.spec
-	a, b := forkjoin.JoinTasks[A, A](w,
+	a, b := task.InvokeBoth[A, A](w,
 		rangeTask[A]{s, t.lo, mid, t.acc},
 		rangeTask[A]{s, mid, t.hi, s.start()})
 	if s.combine == nil {

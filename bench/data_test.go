@@ -62,7 +62,7 @@ func (t sumTask) Compute(w *forkjoin.Worker) int64 {
 		return benchSumRange(t.lo, t.hi)
 	}
 	m := t.lo + (t.hi-t.lo)/2
-	a, b := forkjoin.JoinTasks[int64, int64](w, sumTask{t.lo, m, t.cut}, sumTask{m, t.hi, t.cut})
+	a, b := task.InvokeBoth[int64, int64](w, sumTask{t.lo, m, t.cut}, sumTask{m, t.hi, t.cut})
 	return a + b
 }
 

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // Fibonacci by naive recursion is the standard probe of fork cost: fib(30)
@@ -39,7 +40,7 @@ func fibForks(n, cutoff int) int {
 	return 1 + fibForks(n-1, cutoff) + fibForks(n-2, cutoff)
 }
 
-// benchFibTask is the typed task: JoinTasks stores it unboxed in a recycled node,
+// benchFibTask is the typed task: InvokeBoth stores it unboxed in a recycled node,
 // so an un-stolen fork allocates nothing.
 type benchFibTask struct{ n, cutoff int }
 
@@ -47,7 +48,7 @@ func (t benchFibTask) Compute(w *forkjoin.Worker) int {
 	if t.n < 2 || t.n < t.cutoff {
 		return benchFibSeq(t.n)
 	}
-	a, b := forkjoin.JoinTasks[int, int](w, benchFibTask{t.n - 1, t.cutoff}, benchFibTask{t.n - 2, t.cutoff})
+	a, b := task.InvokeBoth[int, int](w, benchFibTask{t.n - 1, t.cutoff}, benchFibTask{t.n - 2, t.cutoff})
 	return a + b
 }
 
@@ -71,7 +72,7 @@ func (t fibFuture) Compute(w *forkjoin.Worker) int {
 	if t.n < 2 {
 		return t.n
 	}
-	f := forkjoin.ForkTask[int](w, fibFuture{t.n - 1})
+	f := task.Fork[int](w, fibFuture{t.n - 1})
 	return fibFuture{t.n - 2}.Compute(w) + f.Join(w)
 }
 

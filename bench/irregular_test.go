@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // Divide and conquer beyond flat loops: N-Queens, whose subtrees differ in
@@ -42,7 +43,7 @@ func queensSeq(all, cols, ld, rd uint32) int {
 }
 
 // queensTask counts the completions that place the next queen on one of
-// the columns in cand. It splits cand in two with JoinTasks until one column
+// the columns in cand. It splits cand in two with InvokeBoth until one column
 // is left, places it and descends, so forking allocates nothing.
 type queensTask struct {
 	all, cols, ld, rd, cand uint32
@@ -72,7 +73,7 @@ func (t queensTask) Compute(w *forkjoin.Worker) int {
 		lo = t.cand &^ lo
 		l, r := t, t
 		l.cand, r.cand = lo, t.cand&^lo
-		a, b := forkjoin.JoinTasks[int, int](w, l, r)
+		a, b := task.InvokeBoth[int, int](w, l, r)
 		return a + b
 	}
 	if t.cand == 0 {
@@ -190,7 +191,7 @@ func mmSeq(c, a, b []float64, s int) {
 }
 
 // mmTask is c += a*b for s x s blocks as a typed task; mmPair runs two of
-// them in parallel, so each phase is JoinTasks of two pairs.
+// them in parallel, so each phase is InvokeBoth of two pairs.
 type mmTask struct {
 	c, a, b []float64
 	s       int
@@ -199,7 +200,7 @@ type mmTask struct {
 type mmPair struct{ x, y mmTask }
 
 func (p mmPair) Compute(w *forkjoin.Worker) struct{} {
-	forkjoin.JoinTasks[struct{}, struct{}](w, p.x, p.y)
+	task.InvokeBoth[struct{}, struct{}](w, p.x, p.y)
 	return struct{}{}
 }
 
@@ -212,10 +213,10 @@ func (t mmTask) Compute(w *forkjoin.Worker) struct{} {
 	c11, c12, c21, c22 := quadrants(t.c, t.s)
 	a11, a12, a21, a22 := quadrants(t.a, t.s)
 	b11, b12, b21, b22 := quadrants(t.b, t.s)
-	forkjoin.JoinTasks[struct{}, struct{}](w,
+	task.InvokeBoth[struct{}, struct{}](w,
 		mmPair{mmTask{c11, a11, b11, h}, mmTask{c12, a11, b12, h}},
 		mmPair{mmTask{c21, a21, b11, h}, mmTask{c22, a21, b12, h}})
-	forkjoin.JoinTasks[struct{}, struct{}](w,
+	task.InvokeBoth[struct{}, struct{}](w,
 		mmPair{mmTask{c11, a12, b21, h}, mmTask{c12, a12, b22, h}},
 		mmPair{mmTask{c21, a22, b21, h}, mmTask{c22, a22, b22, h}})
 	return struct{}{}

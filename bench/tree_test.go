@@ -5,6 +5,7 @@ import (
 
 	"github.com/magpie-go/magpie"
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // An unbalanced tree, UTS-style (the Unbalanced Tree Search benchmark): a
@@ -87,7 +88,7 @@ func utsSeq(n utsNode) utsResult {
 }
 
 // utsTask walks the subtrees of n's children lo..hi-1: it halves the range
-// with JoinTasks until one child is left, visits it and walks on into its
+// with InvokeBoth until one child is left, visits it and walks on into its
 // children, so every child of every node is a fork other workers can
 // steal, and an un-stolen fork allocates nothing.
 type utsTask struct {
@@ -98,7 +99,7 @@ type utsTask struct {
 func (t utsTask) Compute(w *forkjoin.Worker) utsResult {
 	if t.hi-t.lo > 1 {
 		mid := (t.lo + t.hi) / 2
-		a, b := forkjoin.JoinTasks[utsResult, utsResult](w, utsTask{t.n, t.lo, mid}, utsTask{t.n, mid, t.hi})
+		a, b := task.InvokeBoth[utsResult, utsResult](w, utsTask{t.n, t.lo, mid}, utsTask{t.n, mid, t.hi})
 		return a.add(b)
 	}
 	if t.hi == t.lo {

@@ -37,7 +37,7 @@ type spawnLeaf struct{ c *spawnCounts }
 
 func (l spawnLeaf) Compute(w *forkjoin.Worker) { l.c.add(w) }
 
-// spawnLeafResult is the tiny task as a Computer, for ForkTask.
+// spawnLeafResult is the tiny task as a typed task with a result, for ForkTask.
 type spawnLeafResult struct{ c *spawnCounts }
 
 func (l spawnLeafResult) Compute(w *forkjoin.Worker) int { l.c.add(w); return 1 }

@@ -28,7 +28,7 @@ type typedCell[T any] interface {
 }
 
 // taskCell is a cell with its task stored unboxed.
-type taskCell[T any, C Computer[T]] struct {
+type taskCell[T any, C computer[T]] struct {
 	cell[T]
 	task C
 	list *cellList[T, C] // owner's free list for this type
@@ -212,7 +212,7 @@ func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
 // done, and for released cells. Any other cell (completed by a thief, run
 // by a slow path of Join, or registered on by a reader) is cleared when it
 // is taken, so that freeing a batch costs no walk over it.
-type cellList[T any, C Computer[T]] struct {
+type cellList[T any, C computer[T]] struct {
 	ready *taskCell[T, C]
 	held  *taskCell[T, C]
 	nheld int
@@ -226,7 +226,7 @@ const (
 // takeCell returns a cell for a fork on w, from w's free list for this task
 // type or new. It checks w and the cancellation of w's computation first,
 // as every fork does. (forkCell spells it out, to save a call.)
-func takeCell[T any, C Computer[T]](w *Worker, api string) *taskCell[T, C] {
+func takeCell[T any, C computer[T]](w *Worker, api string) *taskCell[T, C] {
 	if w == nil {
 		panicNilWorker(api)
 	}

@@ -6,10 +6,10 @@
 //
 // A computation starts from outside with Invoke (or Submit, Execute, Run)
 // and receives the *Worker it runs on. Inside, it splits its work with Join
-// (two closures), JoinTasks (two typed tasks: no allocation at all) or
-// ForkTask and Future.Join (no allocation either while the Future stays in
-// the forking function; settling the Future adds one atomic store), and
-// passes the worker down:
+// (two closures) or Fork and Future.Join, and passes the worker down. (Typed
+// tasks, which fork with no allocation at all through task.InvokeBoth, or
+// none while the Future stays in the forking function through task.Fork,
+// are package task's.) With closures:
 //
 //	pool := forkjoin.New()
 //	defer pool.Close()
@@ -33,7 +33,7 @@
 //
 // For work whose task count is not known in advance (traversals, work
 // lists), RunScope opens a Scope, and any task of it starts more with
-// Scope.Spawn (a closure) or SpawnTask (a typed task, stored unboxed);
+// Scope.Spawn (a closure) or task.Spawn (a typed action, stored unboxed);
 // RunScope returns once all of them have finished. Spawned tasks run in
 // nodes their spawning worker recycles, so a spawn allocates nothing in
 // the steady state beyond what its closure captures.
@@ -120,7 +120,7 @@
 // the original one.
 //
 //	call                                          a panic in the task
-//	Invoke, Run, Join, JoinTasks, Future.Join      re-panics with the *PanicError
+//	Invoke, Run, Join, Future.Join                 re-panics with the *PanicError
 //	task.Invoke, task.InvokeAll, InvokeBoth, ...   re-panics with the *PanicError
 //	magpie.For, Map, Reduce, Sort, ...             re-panics with the *PanicError
 //	Future.Get, InvokeContext                      returns it as the error
@@ -140,5 +140,9 @@
 // same way, with a Value saying so, and its worker carries on.
 //
 // Packages task (RecursiveTask and RecursiveAction, cutoffs) and magpie
-// (parallel For, Map, Reduce, Sort) are built on this one.
+// (parallel For, Map, Reduce, Sort) are built on this one. Package task is
+// the one public home of typed tasks: the typed layer it is built on
+// (ForkTask, JoinTasks, SubmitTaskPriority, SpawnTask, in typed.go) is
+// exported only because Go has no friend packages, and each of its doc
+// comments names the task function to call instead.
 package forkjoin

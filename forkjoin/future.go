@@ -47,7 +47,7 @@ const (
 // atomic store that settles the Future (another goroutine may read it).
 // The Future itself allocates nothing unless it escapes
 // (see Future); the closure fn does if it captures variables, which
-// ForkTask avoids.
+// ForkTask (typed.go; task.Fork for users) avoids.
 func Fork[T any](w *Worker, fn func(*Worker) T) *Future[T] {
 	// Kept small enough to inline, like ForkTask, so that the handle can
 	// live on the caller's stack.
@@ -68,16 +68,11 @@ func forkFunc[T any](w *Worker, fn func(*Worker) T) *cell[T] {
 	return forkCell[T](w, funcTask[T](fn))
 }
 
-// ForkTask is Fork for a typed task: c is stored unboxed in a cell that w
-// recycles, so forking a small struct allocates nothing in the steady state.
-func ForkTask[T any, C Computer[T]](w *Worker, c C) *Future[T] {
-	return &Future[T]{c: forkCell[T](w, c)}
-}
-
-// forkCell forks c on w in a recycled cell. It takes no name for the nil
-// *Worker message (Fork checks w before): an argument more would push
-// ForkTask, and task.ForkAction around it, over the inlining budget.
-func forkCell[T any, C Computer[T]](w *Worker, c C) *cell[T] {
+// forkCell forks c on w in a recycled cell: the body of ForkTask
+// (typed.go). It takes no name for the nil *Worker message (Fork checks w
+// before): an argument more would push ForkTask, and task.ForkAction
+// around it, over the inlining budget.
+func forkCell[T any, C computer[T]](w *Worker, c C) *cell[T] {
 	if w == nil {
 		panicNilWorker("ForkTask")
 	}

@@ -162,10 +162,10 @@ func TestJoinSubmittedFromTask(t *testing.T) {
 	}
 }
 
-func TestSubmitTask(t *testing.T) {
+func TestSubmitTaskPriority(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	defer closePool(t, p)
-	f := forkjoin.SubmitTask[int](p, fibTask(18))
+	f := forkjoin.SubmitTaskPriority[int](p, forkjoin.Normal, fibTask(18))
 	var v int
 	var err error
 	within(t, "Get", func() { v, err = f.Get(context.Background()) })

@@ -15,8 +15,8 @@ package forkjoin
 //
 // Join hands out no handle, so its node is recycled: after warm-up it
 // allocates nothing beyond the closure b itself when b captures variables
-// (it escapes because another worker may run it). JoinTasks avoids even
-// that.
+// (it escapes because another worker may run it). JoinTasks (typed.go;
+// task.InvokeBoth for users) avoids even that.
 func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B) {
 	if a == nil || b == nil {
 		panic("forkjoin: Join called with a nil function")
@@ -47,47 +47,9 @@ func Join[A, B any](w *Worker, a func(*Worker) A, b func(*Worker) B) (ra A, rb B
 	return ra, rb
 }
 
-// JoinTasks is Join for typed tasks: b is stored unboxed in a recycled node,
-// so an un-stolen JoinTasks allocates nothing. It is the runtime's cheapest
-// fork: the fork and the join below are written out so that their fast
-// paths (a private push, a private pop) inline, and an un-stolen JoinTasks
-// makes no call beyond a.Compute, b.Compute and its deferred function.
-func JoinTasks[A, B any, CA Computer[A], CB Computer[B]](w *Worker, a CA, b CB) (ra A, rb B) {
-	if any(a) == nil || any(b) == nil {
-		panicNilTask("JoinTasks")
-	}
-	n := takeCell[B, CB](w, "JoinTasks")
-	n.task = b
-	if !w.pushPrivate(&n.node) {
-		w.pushPublishing(&n.node)
-	}
-	phase := 1 // as in Join
-	defer func() {
-		if phase != 0 {
-			w.abandonJoin(&n.node, phase, recover())
-		}
-	}()
-	ra = a.Compute(w)
-	if x := w.deque.PopPrivate(); x == &n.node || w.unpushAfter(x, &n.node) {
-		w.own.executed++
-		phase = 2
-		rb = b.Compute(w)
-		phase = 0
-		n.releaseUnstolen()
-		return ra, rb
-	}
-	if rb, phase = n.awaitStolen(w); phase != 0 {
-		phase = 0
-		panic(n.err)
-	}
-	phase = 0
-	n.release()
-	return ra, rb
-}
-
-// awaitStolen waits, helping, for a stolen cell of Join or JoinTasks. It
-// returns the result, or a non-zero phase if the task panicked (its
-// *PanicError is in n.err).
+// awaitStolen waits, helping, for a stolen cell of Join or JoinTasks
+// (typed.go). It returns the result, or a non-zero phase if the task
+// panicked (its *PanicError is in n.err).
 func (n *taskCell[T, C]) awaitStolen(w *Worker) (T, int) {
 	w.waitUntil(&n.latch, &n.node)
 	if n.err != nil {

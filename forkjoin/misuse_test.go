@@ -20,7 +20,7 @@ func TestMisuseInsideTaskIsAUsageError(t *testing.T) {
 		nw *Worker
 		ns *Scope
 		nf *Future[int]
-		nc Computer[int]
+		nc computer[int]
 		na interface{ Compute(*Worker) }
 	)
 	one := funcTask[int](func(*Worker) int { return 1 })
@@ -40,8 +40,8 @@ func TestMisuseInsideTaskIsAUsageError(t *testing.T) {
 			SpawnTask(done, w, na)
 		},
 		"forkjoin: SpawnTask called with a nil *Scope": func(w *Worker) { SpawnTask(ns, w, funcAction(func(*Worker) {})) },
-		"forkjoin: SubmitTask called with a nil task": func(*Worker) {
-			SubmitTask[int](p, nc)
+		"forkjoin: SubmitTaskPriority called with a nil task": func(*Worker) {
+			SubmitTaskPriority[int](p, Normal, nc)
 		},
 	}
 	for want, misuse := range misuses {

@@ -13,7 +13,8 @@ import (
 // on Default() when given a nil one, from outside a pool, and inline on the
 // calling worker when called from a task of Default() (nil is resolved
 // before the inline test). Before, Invoke, InvokeContext, Submit,
-// SubmitTask and SubmitContext dereferenced the nil pool.
+// SubmitTask (now SubmitTaskPriority) and SubmitContext dereferenced the
+// nil pool.
 func TestNilPoolMeansDefault(t *testing.T) {
 	var nilPool *forkjoin.Pool
 	bg := context.Background()
@@ -37,8 +38,8 @@ func TestNilPoolMeansDefault(t *testing.T) {
 			require.NoError(t, err)
 			return v
 		},
-		"SubmitTask": func(fn func(*forkjoin.Worker) int) int {
-			v, err := forkjoin.SubmitTask[int](nilPool, funcComputer(fn)).Get(bg)
+		"SubmitTaskPriority/Normal": func(fn func(*forkjoin.Worker) int) int {
+			v, err := forkjoin.SubmitTaskPriority[int](nilPool, forkjoin.Normal, funcComputer(fn)).Get(bg)
 			require.NoError(t, err)
 			return v
 		},
@@ -72,7 +73,7 @@ func TestNilPoolMeansDefault(t *testing.T) {
 			})
 			require.Same(t, def, got, "ran on Default()")
 		})
-		if name == "Submit" || name == "SubmitPriority" || name == "SubmitTask" ||
+		if name == "Submit" || name == "SubmitPriority" || name == "SubmitTaskPriority/Normal" ||
 			name == "SubmitTaskPriority" || name == "SubmitContext" {
 			continue // a submission from a task is queued, not run inline
 		}

@@ -2,15 +2,16 @@ package forkjoin
 
 import "sync/atomic"
 
-// Computer is the shape of a typed task: a value whose Compute method runs
-// on the worker it is given. Package task names it RecursiveTask. Forking a
-// Computer (ForkTask, JoinTasks) stores it unboxed in the forked node, which
-// is cheaper than forking a closure.
-type Computer[T any] interface {
+// computer is the shape of a typed task: a value whose Compute method runs
+// on the worker it is given. It is unexported on purpose: package task's
+// RecursiveTask is the one public name for it (typed.go). Forking a
+// computer (forkCell, JoinTasks) stores it unboxed in the forked node,
+// which is cheaper than forking a closure.
+type computer[T any] interface {
 	Compute(w *Worker) T
 }
 
-// funcTask adapts a closure to Computer.
+// funcTask adapts a closure to computer.
 type funcTask[T any] func(*Worker) T
 
 func (f funcTask[T]) Compute(w *Worker) T { return f(w) }

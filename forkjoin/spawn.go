@@ -217,32 +217,3 @@ func runSpawned[A spawnAction](s *Scope, w *Worker, a A) {
 	a.Compute(w)
 	finished = true
 }
-
-// SpawnTask is Scope.Spawn for a typed task: a is stored unboxed in a node
-// that w recycles, so on a LIFO pool a spawn of a small struct (or of a
-// pointer, or of a func type with a Compute method) allocates nothing in
-// the steady state. On a FIFO pool a is queued boxed, as Spawn queues its
-// function. It runs a.Compute on some worker of w's pool before s's
-// RunScope returns; a panic, a cancellation of w's computation and
-// runtime.Goexit are handled as in Spawn. Any type with a Compute(w
-// *Worker) method will do, package task's RecursiveAction included.
-func SpawnTask[A interface{ Compute(w *Worker) }](s *Scope, w *Worker, a A) {
-	if s == nil {
-		panic("forkjoin: SpawnTask called with a nil *Scope")
-	}
-	if w == nil {
-		panicNilWorker("SpawnTask")
-	}
-	if any(a) == nil {
-		panicNilTask("SpawnTask")
-	}
-	t := takeSpawnNode[A](s, w, "SpawnTask")
-	if s.fifo != nil {
-		s.fifo.push(a.Compute) // t is a ticket for the oldest task
-	} else {
-		t.task = a
-	}
-	if !w.pushPrivate(&t.node) {
-		w.pushPublishing(&t.node)
-	}
-}

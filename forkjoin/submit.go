@@ -159,19 +159,12 @@ func SubmitPriority[T any](p *Pool, prio Priority, fn func(*Worker) T) *Future[T
 	if fn == nil {
 		panic("forkjoin: Submit called with a nil function")
 	}
-	return SubmitTaskPriority[T](p, prio, funcTask[T](fn))
+	return submitTask[T](p, prio, funcTask[T](fn))
 }
 
-// SubmitTask is Submit for a typed task; a nil p means Default().
-func SubmitTask[T any, C Computer[T]](p *Pool, c C) *Future[T] {
-	return SubmitTaskPriority[T](p, Normal, c)
-}
-
-// SubmitTaskPriority is SubmitTask at priority prio.
-func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Future[T] {
-	if any(c) == nil {
-		panicNilTask("SubmitTask")
-	}
+// submitTask submits the typed task c at priority prio: the body of Submit,
+// Invoke from outside and SubmitTaskPriority (typed.go). c is not nil.
+func submitTask[T any, C computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 	p = orDefault(p, "Submit")
 	s := newSubmission[T](p, c)
 	if err := p.submitAt(nil, &s.node, nil, prio, true); err != nil {
@@ -182,12 +175,12 @@ func SubmitTaskPriority[T any, C Computer[T]](p *Pool, prio Priority, c C) *Futu
 
 // submission is a submitted task's cell together with its Future, in one
 // allocation. The cell is never recycled.
-type submission[T any, C Computer[T]] struct {
+type submission[T any, C computer[T]] struct {
 	taskCell[T, C]
 	future Future[T]
 }
 
-func newSubmission[T any, C Computer[T]](p *Pool, c C) *submission[T, C] {
+func newSubmission[T any, C computer[T]](p *Pool, c C) *submission[T, C] {
 	s := &submission[T, C]{}
 	s.task = c
 	s.pool = p
@@ -224,7 +217,7 @@ func InvokePriority[T any](p *Pool, prio Priority, fn func(*Worker) T) T {
 	if w != nil && w.pool == p {
 		return callInline(w, fn)
 	}
-	c := SubmitTaskPriority[T](p, prio, funcTask[T](fn)).c
+	c := submitTask[T](p, prio, funcTask[T](fn)).c
 	if w != nil {
 		w.waitForeign(&c.latch) // a task of another pool: keep that pool going
 	} else {

@@ -3,6 +3,13 @@
 // a task, and Fork, Join, Invoke and InvokeAll work on it with type
 // inference, storing the task value unboxed in the forked node.
 //
+// This is the one public home of typed tasks: RecursiveTask and
+// RecursiveAction are their only named interfaces, and every typed
+// operation of the runtime (fork, join, submit, spawn) has its function
+// here. Package forkjoin exports the typed layer these are built on
+// (ForkTask, JoinTasks, SubmitTaskPriority, SpawnTask) only because Go has
+// no friend packages; write this package's names.
+//
 // # The common use
 //
 // A task is a small struct: the problem's bounds and a cutoff. Compute
@@ -46,16 +53,22 @@
 // # Which function
 //
 //   - Invoke, InvokeAction: from outside the pool; run a root task and wait.
+//   - Submit, SubmitPriority, SubmitAction: from outside the pool; queue a
+//     root task and get its Future at once, without waiting.
 //   - Fork, ForkAction: from inside a task; fork one subtask, Join it later.
 //   - InvokeBoth, InvokeBothActions: two subtasks, zero allocations.
 //   - InvokeSlice: n subtasks of one type, results in order; allocates only
 //     the result slice.
 //   - InvokeAll, InvokeAllActions: n subtasks of any types, as Java's
 //     invokeAll; the caller boxes each task into the interface.
+//   - Spawn: from inside a task of a forkjoin.Scope; start an action that
+//     nobody joins, for work whose number of tasks is found as it runs
+//     (tree walks, work lists); forkjoin.RunScope waits for all of them.
 //
 // A panic in a task never kills a worker: it is captured with its stack and
 // re-raised, as a *forkjoin.PanicError whose Value is the original value,
-// in whoever joins it (Join, InvokeBoth, InvokeAll, Invoke). The InvokeX
+// in whoever joins it (Join, InvokeBoth, InvokeAll, Invoke, RunScope for
+// Spawn), or returned as the error by a submitted task's Future.Get. The InvokeX
 // functions re-panic only after every sibling has finished or been removed
 // unrun, so no task of theirs still runs when the panic reaches the caller.
 //
@@ -83,9 +96,18 @@
 //
 // # Nil arguments
 //
-// Invoke and InvokeAction read a nil *forkjoin.Pool as forkjoin.Default()
-// (TestNilPoolMeansDefault). The functions that take a *forkjoin.Worker
-// panic on a nil one with "task: <function> called with a nil *Worker",
-// the wording of package forkjoin; Fork and ForkAction leave the check to
-// forkjoin.ForkTask and give its message (TestNilWorkerOneMessage).
+// Invoke, InvokeAction, Submit, SubmitPriority and SubmitAction read a nil
+// *forkjoin.Pool as forkjoin.Default() (TestNilPoolMeansDefault). The
+// functions that take a *forkjoin.Worker panic on a nil one with "task:
+// <function> called with a nil *Worker", the wording of package forkjoin;
+// Fork and ForkAction leave the check to forkjoin.ForkTask and give its
+// message, "forkjoin: ForkTask called with a nil *Worker", because one
+// argument more would push them over the inlining budget that keeps their
+// Future on the caller's stack; InvokeBoth and Spawn leave it to
+// forkjoin.JoinTasks and forkjoin.SpawnTask ("forkjoin: JoinTasks called
+// with a nil *Worker"), so that they inline and cost no call of their own
+// (TestNilWorkerOneMessage). A nil task or action (a nil interface value)
+// panics with a message naming the function called (TestNilArguments,
+// TestNilTaskMessages); given to Spawn, or with a nil *forkjoin.Scope, it
+// gets SpawnTask's message, for the same reason.
 package task

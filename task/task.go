@@ -4,9 +4,10 @@ import "github.com/magpie-go/magpie/forkjoin"
 
 // RecursiveTask is a divide-and-conquer task that returns a result of type
 // T, like Java's RecursiveTask<T>. Compute runs on the worker it is given
-// and may fork subtasks on it. It is the same shape as forkjoin.Computer,
-// so a RecursiveTask can be handed to the runtime's typed entry points
-// (forkjoin.ForkTask, forkjoin.JoinTasks) as well.
+// and may fork subtasks on it. It is magpie's one named interface for a
+// typed task with a result: package forkjoin's typed layer (forkjoin's
+// typed.go), which this package is built on, takes any type with such a
+// Compute method and names no interface of its own.
 //
 // Prefer small struct types with a value receiver: the functions of this
 // package take the task's own type as a type parameter and store the value
@@ -56,8 +57,9 @@ func InvokeAction[A RecursiveAction](p *forkjoin.Pool, a A) {
 	forkjoin.Run(p, action[A]{a}.Compute)
 }
 
-// action adapts a RecursiveAction to a forkjoin.Computer[struct{}]. It is a
-// struct over the action's own type, so the action stays unboxed.
+// action adapts a RecursiveAction to a RecursiveTask[struct{}], for the
+// forkjoin functions that need a result. It is a struct over the action's
+// own type, so the action stays unboxed.
 type action[A RecursiveAction] struct{ a A }
 
 func (x action[A]) Compute(w *forkjoin.Worker) struct{} {

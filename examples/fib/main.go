@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 func fibSeq(n int) int {
@@ -30,7 +31,7 @@ func (t fibTask) Compute(w *forkjoin.Worker) int {
 	if t.n < t.cutoff {
 		return fibSeq(t.n)
 	}
-	a, b := forkjoin.JoinTasks[int, int](w,
+	a, b := task.InvokeBoth[int, int](w,
 		fibTask{t.n - 1, t.cutoff}, fibTask{t.n - 2, t.cutoff})
 	return a + b
 }

@@ -43,7 +43,7 @@ type variant struct {
 	// Behind names the function of sorts.go that uses the variant, and
 	// Element says what it sorts.
 	Behind, Element string
-	// Imports are the variant's imports besides slices and forkjoin.
+	// Imports are the variant's imports besides slices, forkjoin and task.
 	Imports []string
 	// TypeParam is the type parameter list of every generic name.
 	TypeParam string
@@ -128,6 +128,7 @@ import (
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // The parallel pattern-defeating quicksort behind {{.Behind}}, for
@@ -140,7 +141,7 @@ import (
 // data[a-1] (the pdqsort predecessor test): that element is a pivot placed
 // by an ancestor, or an element equal to it, and no running task writes it.
 
-// pdqTask{{.Suffix}} sorts data[a:b]; a typed task so that JoinTasks forks it
+// pdqTask{{.Suffix}} sorts data[a:b]; a typed task so that InvokeBoth forks it
 // without allocating.
 type pdqTask{{.Suffix}}{{.TypeParam}} struct {
 	data                        []E
@@ -216,9 +217,9 @@ func parPdq{{.Suffix}}{{.TypeParam}}(w *forkjoin.Worker, data []E, a, b, limit i
 		// Fork the larger side: if it is stolen, the thief gets the bigger
 		// share; if not, it runs here next anyway.
 		if leftLen < rightLen {
-			forkjoin.JoinTasks[struct{}, struct{}](w, left, right)
+			task.InvokeBoth[struct{}, struct{}](w, left, right)
 		} else {
-			forkjoin.JoinTasks[struct{}, struct{}](w, right, left)
+			task.InvokeBoth[struct{}, struct{}](w, right, left)
 		}
 		return
 	}
@@ -482,7 +483,7 @@ type partBlocksTask{{.Suffix}}{{.TypeParam}} struct {
 func (t partBlocksTask{{.Suffix}}[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.j-t.i > 1 {
 		m := t.i + (t.j-t.i)/2
-		forkjoin.JoinTasks[struct{}, struct{}](w,
+		task.InvokeBoth[struct{}, struct{}](w,
 			partBlocksTask{{.Suffix}}[E]{t.st, t.i, m}, partBlocksTask{{.Suffix}}[E]{t.st, m, t.j})
 		return struct{}{}
 	}
@@ -520,7 +521,7 @@ type partSwapTask{{.Suffix}}{{.TypeParam}} struct {
 func (t partSwapTask{{.Suffix}}[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.to-t.from > parPartitionBlock {
 		m := t.from + (t.to-t.from)/2
-		forkjoin.JoinTasks[struct{}, struct{}](w,
+		task.InvokeBoth[struct{}, struct{}](w,
 			partSwapTask{{.Suffix}}[E]{t.st, t.from, m}, partSwapTask{{.Suffix}}[E]{t.st, m, t.to})
 		return struct{}{}
 	}

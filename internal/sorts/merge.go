@@ -1,6 +1,9 @@
 package sorts
 
-import "github.com/magpie-go/magpie/forkjoin"
+import (
+	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
+)
 
 // The parallel stable merge sort behind StableFunc (magpie.SortStableFunc).
 //
@@ -91,7 +94,7 @@ func (t stableTask[E]) Compute(w *forkjoin.Worker) struct{} {
 			panic(pe)
 		} // else runtime.Goexit: let it unwind
 	}()
-	forkjoin.JoinTasks[struct{}, struct{}](w,
+	task.InvokeBoth[struct{}, struct{}](w,
 		stableTask[E]{st, lo, mid, 2 * t.id, !t.toBuf},
 		stableTask[E]{st, mid, hi, 2*t.id + 1, !t.toBuf})
 	phase = 1
@@ -200,7 +203,7 @@ func (t mergeTask[E]) Compute(w *forkjoin.Worker) struct{} {
 		p := b[j]
 		i = searchCmp(len(a), func(k int) bool { return cmp(p, a[k]) < 0 })
 	}
-	forkjoin.JoinTasks[struct{}, struct{}](w,
+	task.InvokeBoth[struct{}, struct{}](w,
 		mergeTask[E]{a[:i], b[:j], t.dst[:i+j], cmp, t.grain},
 		mergeTask[E]{a[i:], b[j:], t.dst[i+j:], cmp, t.grain})
 	return struct{}{}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // The radix sort behind Sort for integer and floating-point element types
@@ -195,7 +196,7 @@ func (t blockTask) Compute(w *forkjoin.Worker) struct{} {
 		return struct{}{}
 	}
 	mid := t.b0 + (t.b1-t.b0)/2
-	forkjoin.JoinTasks[struct{}, struct{}](w, blockTask{t.fn, t.b0, mid}, blockTask{t.fn, mid, t.b1})
+	task.InvokeBoth[struct{}, struct{}](w, blockTask{t.fn, t.b0, mid}, blockTask{t.fn, mid, t.b1})
 	return struct{}{}
 }
 

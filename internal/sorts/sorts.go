@@ -20,7 +20,7 @@
 //     zquick_func.go, both written by gen_variants.go from one template)
 //     in the style of rayon's par_sort_unstable: choose a pivot (median
 //     of three, Tukey's ninther above 50 elements), partition in place,
-//     then sort both sides in parallel with forkjoin.JoinTasks. Subranges
+//     then sort both sides in parallel with task.InvokeBoth. Subranges
 //     below the leaf size, or met while the worker already has a
 //     surplus of queued work, are sorted sequentially with slices.Sort /
 //     slices.SortFunc (itself pdqsort). pdqsort's defences are kept at the

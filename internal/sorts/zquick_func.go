@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // The parallel pattern-defeating quicksort behind Func, for
@@ -18,7 +19,7 @@ import (
 // data[a-1] (the pdqsort predecessor test): that element is a pivot placed
 // by an ancestor, or an element equal to it, and no running task writes it.
 
-// pdqTaskCmpFunc sorts data[a:b]; a typed task so that JoinTasks forks it
+// pdqTaskCmpFunc sorts data[a:b]; a typed task so that InvokeBoth forks it
 // without allocating.
 type pdqTaskCmpFunc[E any] struct {
 	data                        []E
@@ -92,9 +93,9 @@ func parPdqCmpFunc[E any](w *forkjoin.Worker, data []E, a, b, limit int, wasBala
 		// Fork the larger side: if it is stolen, the thief gets the bigger
 		// share; if not, it runs here next anyway.
 		if leftLen < rightLen {
-			forkjoin.JoinTasks[struct{}, struct{}](w, left, right)
+			task.InvokeBoth[struct{}, struct{}](w, left, right)
 		} else {
-			forkjoin.JoinTasks[struct{}, struct{}](w, right, left)
+			task.InvokeBoth[struct{}, struct{}](w, right, left)
 		}
 		return
 	}
@@ -356,7 +357,7 @@ type partBlocksTaskCmpFunc[E any] struct {
 func (t partBlocksTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.j-t.i > 1 {
 		m := t.i + (t.j-t.i)/2
-		forkjoin.JoinTasks[struct{}, struct{}](w,
+		task.InvokeBoth[struct{}, struct{}](w,
 			partBlocksTaskCmpFunc[E]{t.st, t.i, m}, partBlocksTaskCmpFunc[E]{t.st, m, t.j})
 		return struct{}{}
 	}
@@ -394,7 +395,7 @@ type partSwapTaskCmpFunc[E any] struct {
 func (t partSwapTaskCmpFunc[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.to-t.from > parPartitionBlock {
 		m := t.from + (t.to-t.from)/2
-		forkjoin.JoinTasks[struct{}, struct{}](w,
+		task.InvokeBoth[struct{}, struct{}](w,
 			partSwapTaskCmpFunc[E]{t.st, t.from, m}, partSwapTaskCmpFunc[E]{t.st, m, t.to})
 		return struct{}{}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/task"
 )
 
 // The parallel pattern-defeating quicksort behind Sort, for
@@ -19,7 +20,7 @@ import (
 // data[a-1] (the pdqsort predecessor test): that element is a pivot placed
 // by an ancestor, or an element equal to it, and no running task writes it.
 
-// pdqTaskOrdered sorts data[a:b]; a typed task so that JoinTasks forks it
+// pdqTaskOrdered sorts data[a:b]; a typed task so that InvokeBoth forks it
 // without allocating.
 type pdqTaskOrdered[E cmp.Ordered] struct {
 	data                        []E
@@ -92,9 +93,9 @@ func parPdqOrdered[E cmp.Ordered](w *forkjoin.Worker, data []E, a, b, limit int,
 		// Fork the larger side: if it is stolen, the thief gets the bigger
 		// share; if not, it runs here next anyway.
 		if leftLen < rightLen {
-			forkjoin.JoinTasks[struct{}, struct{}](w, left, right)
+			task.InvokeBoth[struct{}, struct{}](w, left, right)
 		} else {
-			forkjoin.JoinTasks[struct{}, struct{}](w, right, left)
+			task.InvokeBoth[struct{}, struct{}](w, right, left)
 		}
 		return
 	}
@@ -355,7 +356,7 @@ type partBlocksTaskOrdered[E cmp.Ordered] struct {
 func (t partBlocksTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.j-t.i > 1 {
 		m := t.i + (t.j-t.i)/2
-		forkjoin.JoinTasks[struct{}, struct{}](w,
+		task.InvokeBoth[struct{}, struct{}](w,
 			partBlocksTaskOrdered[E]{t.st, t.i, m}, partBlocksTaskOrdered[E]{t.st, m, t.j})
 		return struct{}{}
 	}
@@ -393,7 +394,7 @@ type partSwapTaskOrdered[E cmp.Ordered] struct {
 func (t partSwapTaskOrdered[E]) Compute(w *forkjoin.Worker) struct{} {
 	if t.to-t.from > parPartitionBlock {
 		m := t.from + (t.to-t.from)/2
-		forkjoin.JoinTasks[struct{}, struct{}](w,
+		task.InvokeBoth[struct{}, struct{}](w,
 			partSwapTaskOrdered[E]{t.st, t.from, m}, partSwapTaskOrdered[E]{t.st, m, t.to})
 		return struct{}{}
 	}
