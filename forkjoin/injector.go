@@ -100,24 +100,39 @@ func (p Priority) level() int {
 }
 
 // injector is the submission queue; see the top of this file.
+//
+// Layout: the fields every submitter reads (room, aging), those every
+// submitter writes (each level's tail and pushed), those every take writes
+// (taking, passed, each level's taken and head) and the queue-wait counters
+// are on separate cache lines (the pads), so that a take does not steal the
+// line a submitter is about to write, nor the reverse.
 type injector struct {
-	levels [NumPriorities]queue
-
-	taking atomic.Bool        // the consumers' try-lock: set while a worker takes
-	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
-	aging  int                // immutable after newInjector; 0 means strict priority
-
-	// Queue waits (see recordWait), read by Stats without a lock.
-	waits     atomic.Uint64 // timed tasks taken (see waitSample)
-	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
-	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
-
+	// Read-only after newInjector.
+	aging int // 0 means strict priority
 	// WithMaxQueued: one token per submission not yet claimed (started);
 	// nil if unbounded. A channel, so that a waiting submitter can also
 	// wait for its context and for Close.
 	room     chan struct{}
 	closedCh <-chan struct{} // the pool's: closed by Close
+
+	levels [NumPriorities]queue
+
+	taking atomic.Bool        // the consumers' try-lock: set while a worker takes
+	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
+	_      [linePad]byte
+
+	// Queue waits (see recordWait), read by Stats without a lock.
+	waits     atomic.Uint64 // timed tasks taken (see waitSample)
+	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
+	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
+	_         [linePad]byte
 }
+
+// linePad is the gap that keeps fields written by different goroutines on
+// different cache lines: two 64-byte lines, since the CPUs of
+// docs/design.md fetch lines in adjacent pairs (the deque and the Worker
+// use the same gap).
+const linePad = 128
 
 // blockCap is the number of slots per block: a block (2 KiB) is allocated
 // once per blockCap submissions.
@@ -144,9 +159,10 @@ type block struct {
 // difference. The consumer alone writes taken, so it does no
 // read-modify-write on the submitters' line.
 type queue struct {
+	_      [linePad]byte
 	tail   atomic.Pointer[block] // the newest installed block
 	pushed atomic.Uint64         // slots reserved: the next submission reserves slot pushed
-	_      [48]byte              // tail and pushed are written by every submitter: off the consumer's line
+	_      [linePad]byte         // tail and pushed are written by every submitter: off the consumers' line
 	taken  atomic.Uint64         // slots taken; written under injector.taking only
 	head   *block                // the block holding slot taken; guarded by injector.taking
 }

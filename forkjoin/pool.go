@@ -28,20 +28,14 @@ type Pool struct {
 	// Workers, and their sleep.
 	workers  []*Worker // the regular workers, then the spares for Block
 	sleepers *park.Sleepers
-	// counts packs two numbers in one word, so that one load reads both
-	// at the same instant (Stats reports them together): the worker
-	// goroutines not yet exited, spares included, in the high 32 bits, and
-	// those of them in the scheduling loop's idle phase in the low 32.
-	counts  atomic.Int64
-	spareMu sync.Mutex
-	spares  []*Worker // spare workers not running, for Block
+	spareMu  sync.Mutex
+	spares   []*Worker // spare workers not running, for Block
 
 	// Work that is on no worker's deque.
 	inj     *injector // the submission queue (injector.go)
 	handoff handoff   // tasks that waiting workers took but may not run
 
 	// Lifecycle.
-	inflight  atomic.Int64 // accepted submissions not yet completed
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closedCh  chan struct{} // closed by Close: wakes submitters waiting for room
@@ -50,6 +44,21 @@ type Pool struct {
 	// Observability.
 	panics atomic.Uint64 // Execute panics reported
 	slow   *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
+
+	// Written by every submission and every completion of one: on a line
+	// of its own, so that the fields above, which every submission reads
+	// (inj, closed, sleepers), are not fetched back from the worker that
+	// last wrote it.
+	_        [linePad]byte
+	inflight atomic.Int64 // accepted submissions not yet completed
+	_        [linePad]byte
+	// counts packs two numbers in one word, so that one load reads both
+	// at the same instant (Stats reports them together): the worker
+	// goroutines not yet exited, spares included, in the high 32 bits, and
+	// those of them in the scheduling loop's idle phase in the low 32.
+	// Written whenever a worker goes idle or finds work.
+	counts atomic.Int64
+	_      [linePad]byte
 }
 
 // New starts a pool. With no options it has runtime.GOMAXPROCS(0) workers
