@@ -134,23 +134,35 @@ type injector struct {
 // use the same gap).
 const linePad = 128
 
-// blockCap is the number of slots per block: a block (2 KiB) is allocated
-// once per blockCap submissions.
+// blockCap is the number of slots per block: a block (1,152 bytes, 18 per
+// slot) is allocated once per blockCap submissions.
 const blockCap = 64
 
-// slot holds one submitted task: fn for Execute, else n.
+// slot holds one submitted task: fn for Execute, else n. A slot is 16
+// bytes, half of what it was with a ready flag and a timestamp of its own:
+// the blocks are what the GC collects (see docs/design.md, Submissions).
 type slot struct {
-	fn       func(*Worker) // Execute's function, or nil
-	n        *node         // a submitted node (Submit, Invoke), or nil
-	queuedAt int64         // nanotime at push if the wait is timed, else 0
-	ready    atomic.Bool   // set by the submitter once the fields above are written
+	fn func(*Worker) // Execute's function, or nil
+	// n is nil until the submitter has written the slot, then the
+	// submitted node (Submit, Invoke) or &execMark (Execute: fn), and
+	// &takenMark once a taken node is dropped; a slot never becomes nil
+	// again (see mayBeReady). Storing it publishes fn and the node.
+	n atomic.Pointer[node]
 }
+
+// execMark and takenMark are the markers in slot.n for Execute's function
+// and for a node already taken; no task runs them.
+var execMark, takenMark node
 
 // block is blockCap consecutive slots of a level.
 type block struct {
 	slots [blockCap]slot
-	next  atomic.Pointer[block] // block num+1, installed by the submitter of its first slot
-	num   uint64                // the block's position: it holds slots num*blockCap on; immutable
+	// queuedAt[i] is the nanotime at push of slot i*waitSample+waitSample-1,
+	// the timed one of its group (see waitSample); written by its
+	// submitter before it publishes the slot.
+	queuedAt [blockCap / waitSample]int64
+	next     atomic.Pointer[block] // block num+1, installed by the submitter of its first slot
+	num      uint64                // the block's position: it holds slots num*blockCap on; immutable
 }
 
 // queue is one priority level; see the top of this file.
@@ -164,7 +176,10 @@ type queue struct {
 	pushed atomic.Uint64         // slots reserved: the next submission reserves slot pushed
 	_      [linePad]byte         // tail and pushed are written by every submitter: off the consumers' line
 	taken  atomic.Uint64         // slots taken; written under injector.taking only
-	head   *block                // the block holding slot taken; guarded by injector.taking
+	// head is the block holding slot taken, or the block before it until
+	// the next peek moves it on; written under injector.taking only, read
+	// without it by mayBeReady.
+	head atomic.Pointer[block]
 }
 
 // queued returns the number of slots reserved and not taken. taken is
@@ -185,7 +200,7 @@ func newInjector(c config, closedCh <-chan struct{}) *injector {
 	}
 	for l := range q.levels {
 		b := &block{}
-		q.levels[l].head = b
+		q.levels[l].head.Store(b)
 		q.levels[l].tail.Store(b)
 	}
 	return q
@@ -244,15 +259,17 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 		// writes b.next.
 		b.next.Store(&block{num: m + 1})
 	}
-	s := &b.slots[k%blockCap]
+	i := k % blockCap
+	s := &b.slots[i]
+	if k%waitSample == waitSample-1 {
+		b.queuedAt[i/waitSample] = max(nanotime(), 1)
+	}
 	if n != nil {
 		n.group = groupOf(k, l)
+	} else {
+		s.fn, n = fn, &execMark
 	}
-	s.fn, s.n = fn, n
-	if k%waitSample == waitSample-1 {
-		s.queuedAt = max(nanotime(), 1)
-	}
-	s.ready.Store(true) // publishes the writes above, and n's
+	s.n.Store(n) // publishes the writes above, and n's
 }
 
 // advanceTail makes b the tail unless a later block already is: the
@@ -266,36 +283,79 @@ func (v *queue) advanceTail(b *block) {
 	}
 }
 
-// peek returns v's oldest slot if it is ready, else nil (v is empty, or
-// its oldest slot is reserved but not written yet). It reads the slot,
-// not pushed: the line of pushed, written by every submitter, stays
-// theirs. Called with injector.taking held.
-func (v *queue) peek() *slot {
+// peek returns the block holding v's oldest slot if that slot is ready,
+// else nil (v is empty, or its oldest slot is reserved but not written
+// yet). It reads the slot, not pushed: the line of pushed, written by
+// every submitter, stays theirs. Called with injector.taking held.
+func (v *queue) peek() *block {
 	k := v.taken.Load()
-	b := v.head
+	b := v.head.Load()
 	if b.num < k/blockCap { // the first slot of the next block
 		if b = b.next.Load(); b == nil {
 			return nil // not installed yet
 		}
-		v.head = b
+		v.head.Store(b)
 	}
-	s := &b.slots[k%blockCap]
-	if !s.ready.Load() {
+	if b.slots[k%blockCap].n.Load() == nil {
 		return nil
 	}
-	return s
+	return b
 }
 
-// pop takes s, v's oldest slot returned by peek, and returns its contents
-// and index. Called with injector.taking held.
-func (v *queue) pop(s *slot) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
+// pop takes v's oldest slot, in b (returned by peek), and returns its
+// contents and index. Called with injector.taking held.
+func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
 	k = v.taken.Load()
-	fn, n, queuedAt = s.fn, s.n, s.queuedAt
-	// Nobody reads the slot again (see the top of this file): drop its
-	// references so that the GC need not wait for the whole block.
-	s.fn, s.n = nil, nil
+	i := k % blockCap
+	s := &b.slots[i]
+	fn, n = s.fn, s.n.Load()
+	if k%waitSample == waitSample-1 {
+		queuedAt = b.queuedAt[i/waitSample]
+	}
+	// Nobody reads the slot's contents again (see the top of this file):
+	// drop its references so that the GC need not wait for the whole
+	// block. The slot stays non-nil (see mayBeReady).
+	if n == &execMark {
+		n = nil
+		s.fn = nil // written before the slot was published, read by no one after
+	} else {
+		s.n.Store(&takenMark)
+	}
 	v.taken.Store(k + 1) // under taking: no other writer
 	return fn, n, queuedAt, k
+}
+
+// mayBeReady reports whether v's oldest slot may be ready, without the
+// takers' lock, reading only lines the submitters do not write (taken,
+// head) and the slot itself; not pushed, which every submitter writes.
+// false is exact: at the instant of the slot's load, v's oldest slot was
+// not ready (v was empty, or its oldest slot reserved and not written), so
+// that a worker that finds every level so after registering as a sleeper
+// may sleep (the submitter of that slot marks it ready, then wakes a
+// sleeper). true may be stale; take then looks again under the lock.
+//
+// Why false is exact: taken is loaded first as k, head after it. head is
+// the block of some taken value loaded no earlier, or the block before it,
+// so its number is at least k/blockCap-1. If it is k/blockCap-1, block
+// k/blockCap is its next; a nil next means that block was not linked yet,
+// so slot k (which its submitter writes only after finding the block
+// linked) was not ready. If the number is k/blockCap, slot k is read:
+// taken moves past k only after slot k is ready, and a ready slot stays
+// ready (blocks are not reused), so a slot read not ready was the oldest
+// then. A head beyond k's block means takes went on meanwhile: true.
+func (v *queue) mayBeReady() bool {
+	k := v.taken.Load()
+	b := v.head.Load()
+	m := k / blockCap
+	if b.num+1 == m {
+		if b = b.next.Load(); b == nil {
+			return false
+		}
+	}
+	if b.num != m {
+		return true
+	}
+	return b.slots[k%blockCap].n.Load() != nil
 }
 
 // empty reports whether no task is queued, exactly: a worker that finds it
@@ -328,12 +388,12 @@ func (q *injector) submitted() uint64 {
 // submitter wakes a sleeper once it is), so that a worker that finds
 // nothing here after registering as a sleeper may sleep.
 func (q *injector) take(w *Worker) (x *node, more bool) {
-	if q.empty() {
+	if !q.levels[0].mayBeReady() && !q.levels[1].mayBeReady() && !q.levels[2].mayBeReady() {
 		return nil, false
 	}
 	q.lockTake()
 	var (
-		heads    [NumPriorities]*slot
+		heads    [NumPriorities]*block
 		nonEmpty [NumPriorities]bool
 	)
 	for l := range q.levels {

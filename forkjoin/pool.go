@@ -45,12 +45,16 @@ type Pool struct {
 	panics atomic.Uint64 // Execute panics reported
 	slow   *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
 
-	// Written by every submission and every completion of one: on a line
-	// of its own, so that the fields above, which every submission reads
-	// (inj, closed, sleepers), are not fetched back from the worker that
-	// last wrote it.
+	// The work in flight is accepted minus finished, two counters so that
+	// a submitter does not write the line every completion writes: with
+	// one counter, each submission fetched it back from the worker that
+	// had last completed a task. Each is on a line of its own, away from
+	// the fields above, which every submission reads (inj, closed,
+	// sleepers). See inflight.
 	_        [linePad]byte
-	inflight atomic.Int64 // accepted submissions not yet completed
+	accepted atomic.Int64 // submissions (and Broadcasts) counted in flight; written by submitters only
+	_        [linePad]byte
+	finished atomic.Int64 // of those, completed or rejected after counting; written at completion
 	_        [linePad]byte
 	// counts packs two numbers in one word, so that one load reads both
 	// at the same instant (Stats reports them together): the worker
@@ -194,7 +198,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",
-			p.inflight.Load(), ctx.Err())
+			p.inflight(), ctx.Err())
 	}
 }
 
@@ -237,15 +241,29 @@ func (p *Pool) workerExited(w *Worker) {
 	}
 }
 
+// inflight returns the number of accepted submissions not yet completed.
+// finished is read first: both counters only grow and finished never
+// exceeds accepted (a task is counted accepted before it can finish or be
+// rejected), so the difference is never negative, and 0 means that every
+// submission accepted by the time finished was read had finished then.
+func (p *Pool) inflight() int64 {
+	f := p.finished.Load()
+	return p.accepted.Load() - f
+}
+
 // drained reports whether a closed pool has finished all accepted work, so
 // that its workers may exit.
 func (p *Pool) drained() bool {
-	return p.closed.Load() && p.inflight.Load() == 0
+	return p.closed.Load() && p.inflight() == 0
 }
 
-// rootDone is called when a submitted task completes.
+// rootDone is called when a submitted task completes, or when a counted
+// submission is rejected. The worker that makes the count reach 0 on a
+// closed pool wakes every sleeper: if two finish the last two tasks at
+// once, the later of their adds sees both (sequential consistency).
 func (p *Pool) rootDone() {
-	if p.inflight.Add(-1) == 0 && p.closed.Load() {
+	p.finished.Add(1)
+	if p.closed.Load() && p.inflight() == 0 {
 		p.sleepers.WakeAll()
 	}
 }
@@ -305,7 +323,7 @@ func (p *Pool) wakeIfWork() {
 // is set; then it waits for room until ctx (nil: forever) is done or the
 // pool closes.
 //
-// Close needs no lock against submit: submit counts the task in inflight
+// Close needs no lock against submit: submit counts the task in accepted
 // before it checks closed, and Close sets closed before workers check
 // inflight, so (sequential consistency) either submit sees the pool closed
 // and backs out, or the workers see the task counted and wait for it.
@@ -322,7 +340,7 @@ func (p *Pool) submitAt(ctx context.Context, n *node, fn func(*Worker), prio Pri
 			return err
 		}
 	}
-	p.inflight.Add(1)
+	p.accepted.Add(1)
 	if p.closed.Load() {
 		p.rootDone()
 		p.inj.releaseRoom()
