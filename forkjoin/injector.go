@@ -10,8 +10,9 @@ package forkjoin
 // as crossbeam's Injector is: a submitter reserves the next slot with one
 // fetch-and-add on the level's pushed counter (the point at which the
 // submission is ordered), writes its task into the slot and marks it ready.
-// Execute's function goes into the slot itself, so an Execute allocates
-// nothing but, once per blockCap submissions, a block. Takes are serialized
+// Execute's function goes into the slot itself, and blocks are reused
+// (see retire), so an Execute allocates nothing once the queue has reached
+// its everyday size. Takes are serialized
 // by a try-lock (taking): the worker holding it reads the slot at the
 // level's taken count once it is ready.
 //
@@ -34,11 +35,15 @@ package forkjoin
 //     consecutive takes is taken from next (see pick): the oldest task of a
 //     level is passed over by at most aging+1 takes of other levels.
 //   - Root (submitted) nodes are never pushed on a deque: the injector is
-//     the only queue that holds them. Once taken, a slot is never read
-//     again, and a block the takers have left is reached only by
-//     submitters that loaded it earlier, which read its number and link
-//     only: blocks are not reused (the GC frees them), so no stale pointer
-//     can see a recycled one.
+//     the only queue that holds them. Once taken, a slot's contents are
+//     never read again. A block the takers have left, once it is not the
+//     tail, is retired (its slots and link reset) and reused by a later
+//     install, up to nSpares per level, else freed by the GC. Goroutines
+//     that loaded it earlier (submitters walking to their block, takers
+//     looking without the lock) read its num before and after what they
+//     read in it: num changes, for good, before anything in it is reset
+//     (see block.num, queue.find, queue.mayBeReady), so none of them acts
+//     on a value of a recycled block.
 
 import (
 	"context"
@@ -161,9 +166,18 @@ type block struct {
 	// the timed one of its group (see waitSample); written by its
 	// submitter before it publishes the slot.
 	queuedAt [blockCap / waitSample]int64
-	next     atomic.Pointer[block] // block num+1, installed by the submitter of its first slot
-	num      uint64                // the block's position: it holds slots num*blockCap on; immutable
+	next     atomic.Pointer[block] // block num+1, installed by the submitter of its middle slot
+	// num is the block's position (it holds slots num*blockCap on), or
+	// retiredNum while it is retired (see queue.retire). It changes only
+	// from a position to retiredNum and from retiredNum to a position
+	// larger than any the level has used: a goroutine that read a block's
+	// num and reads the same value again knows the block was not recycled
+	// in between.
+	num atomic.Uint64
 }
+
+// retiredNum is the num of a retired block: larger than any position.
+const retiredNum = 1 << 63
 
 // queue is one priority level; see the top of this file.
 //
@@ -180,6 +194,16 @@ type queue struct {
 	// the next peek moves it on; written under injector.taking only, read
 	// without it by mayBeReady.
 	head atomic.Pointer[block]
+	// spares are retired blocks, reset, that the next installs reuse
+	// instead of allocating; put by a taker (retire), taken by the
+	// submitter that installs the next block (push). Single slots, each
+	// taken with one swap: no ABA as a lock-free stack would have.
+	spares [nSpares]atomic.Pointer[block]
+	// left is the block the head left last, waiting to be retired: when
+	// the head leaves a block, that block is usually still the tail (the
+	// takers are right behind the submitters), which may not be retired;
+	// a block later it no longer is. Guarded by injector.taking.
+	left *block
 }
 
 // queued returns the number of slots reserved and not taken. taken is
@@ -236,28 +260,20 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	b := v.tail.Load()
 	k := v.pushed.Add(1) - 1
 	m := k / blockCap
-	var bo park.Backoff
-	for b.num < m {
-		next := b.next.Load()
-		if next == nil {
-			// Block b.num+1 is being linked by the submitter of the middle
-			// slot of b, which reserved it at least blockCap/2 slots before
-			// this one.
-			if !bo.Snooze() {
-				runtime.Gosched()
-			}
-			continue
-		}
-		b = next
-	}
+	b = v.find(b, m)
 	switch k % blockCap {
 	case 0:
-		v.advanceTail(b)
+		v.advanceTail(b, m)
 	case blockCap / 2:
 		// Install the next block now, half a block ahead, so that nobody
 		// waits for an allocation at the block's end. Only this submitter
-		// writes b.next.
-		b.next.Store(&block{num: m + 1})
+		// writes b.next. A retired block is reused if there is one.
+		nb := v.takeSpare()
+		if nb == nil {
+			nb = &block{}
+		}
+		nb.num.Store(m + 1)
+		b.next.Store(nb)
 	}
 	i := k % blockCap
 	s := &b.slots[i]
@@ -272,15 +288,113 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	s.n.Store(n) // publishes the writes above, and n's
 }
 
-// advanceTail makes b the tail unless a later block already is: the
-// installers of consecutive blocks may get here out of order.
-func (v *queue) advanceTail(b *block) {
+// find returns block m, walking from b, a block loaded from the tail or
+// the head. The block holding a slot reserved and not yet written is never
+// retired, so block m stays block m; but b, loaded earlier, may have been
+// retired and reused since (see retire), which its num shows: a block
+// beyond m, or retired, sends the walk back to the head, which is at or
+// before block m (the slot reserved is not taken yet). A walk from a block
+// whose num it has read follows next pointers to num+1, num+2, ..., and
+// rereads each num, so a block recycled under it only sends it back to the
+// head again; once the takes reach slot m*blockCap the head stays put and
+// the walk ends.
+func (v *queue) find(b *block, m uint64) *block {
+	var bo park.Backoff
+	for {
+		num := b.num.Load()
+		if num == m {
+			return b
+		}
+		if num > m {
+			b = v.head.Load()
+			continue
+		}
+		next := b.next.Load()
+		if next == nil {
+			// Block num+1 is being linked by the submitter of the middle
+			// slot of b, which reserved it at least blockCap/2 slots before
+			// this one (or b was just retired: its num says so next time).
+			if !bo.Snooze() {
+				runtime.Gosched()
+			}
+			continue
+		}
+		b = next
+	}
+}
+
+// advanceTail makes b, block m, the tail unless a later block already is:
+// the installers of consecutive blocks may get here out of order. The tail
+// is reloaded after its num is read: the tail is never retired (see
+// retire), so a tail that moved meanwhile may be a retired block, and
+// then this looks again.
+func (v *queue) advanceTail(b *block, m uint64) {
 	for {
 		t := v.tail.Load()
-		if t.num >= b.num || v.tail.CompareAndSwap(t, b) {
+		num := t.num.Load()
+		if v.tail.Load() != t {
+			continue
+		}
+		if num >= m || v.tail.CompareAndSwap(t, b) {
 			return
 		}
 	}
+}
+
+// retire resets b, a block whose slots have all been taken and that the
+// head has left, for reuse by a later install (crossbeam's Injector frees
+// such a block; magpie keeps one per level, so that a steady stream of
+// submissions allocates nothing). The tail is never retired: a new
+// submission may load it. Other goroutines may still hold b: submitters
+// that loaded it before (find) and takers looking without the lock
+// (mayBeReady). Its num is set to retiredNum before its slots are reset,
+// so each of them, rereading num after reading a slot or a next pointer,
+// can tell a reset value from a real one. Called with injector.taking
+// held (only takes retire blocks).
+//
+// It reports false if b is still the tail, and true if it retired b or
+// dropped it (to the GC) because a spare is there already.
+func (v *queue) retire(b *block) bool {
+	if v.tail.Load() == b {
+		return false
+	}
+	free := -1
+	for i := range v.spares {
+		if v.spares[i].Load() == nil {
+			free = i
+			break
+		}
+	}
+	if free < 0 {
+		return true // left to the GC
+	}
+	b.num.Store(retiredNum)
+	for i := range b.slots {
+		// fn is nil already (pop clears it); queuedAt is rewritten by the
+		// submitter of each timed slot before it is read.
+		b.slots[i].n.Store(nil)
+	}
+	b.next.Store(nil)
+	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty
+	return true
+}
+
+// nSpares is the number of retired blocks a level keeps for reuse: with
+// a backlog, the submitters install blocks while the takers are still
+// blocks behind, so the first retires come after many installs; a few
+// spares then cover the difference between the two rates.
+const nSpares = 4
+
+// takeSpare returns a retired block to install, or nil if none is kept.
+func (v *queue) takeSpare() *block {
+	for i := range v.spares {
+		if v.spares[i].Load() != nil {
+			if b := v.spares[i].Swap(nil); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
 }
 
 // peek returns the block holding v's oldest slot if that slot is ready,
@@ -289,12 +403,20 @@ func (v *queue) advanceTail(b *block) {
 // every submitter, stays theirs. Called with injector.taking held.
 func (v *queue) peek() *block {
 	k := v.taken.Load()
-	b := v.head.Load()
-	if b.num < k/blockCap { // the first slot of the next block
-		if b = b.next.Load(); b == nil {
+	b := v.head.Load()             // live: only takes retire blocks, the head last
+	if b.num.Load() < k/blockCap { // the first slot of the next block
+		nb := b.next.Load()
+		if nb == nil {
 			return nil // not installed yet
 		}
-		v.head.Store(b)
+		v.head.Store(nb)
+		if v.left != nil && v.retire(v.left) {
+			v.left = nil
+		}
+		if v.left == nil {
+			v.left = b
+		} // else b is left to the GC
+		b = nb
 	}
 	if b.slots[k%blockCap].n.Load() == nil {
 		return nil
@@ -334,28 +456,36 @@ func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint
 // may sleep (the submitter of that slot marks it ready, then wakes a
 // sleeper). true may be stale; take then looks again under the lock.
 //
-// Why false is exact: taken is loaded first as k, head after it. head is
-// the block of some taken value loaded no earlier, or the block before it,
-// so its number is at least k/blockCap-1. If it is k/blockCap-1, block
-// k/blockCap is its next; a nil next means that block was not linked yet,
-// so slot k (which its submitter writes only after finding the block
-// linked) was not ready. If the number is k/blockCap, slot k is read:
-// taken moves past k only after slot k is ready, and a ready slot stays
-// ready (blocks are not reused), so a slot read not ready was the oldest
-// then. A head beyond k's block means takes went on meanwhile: true.
+// Why false is exact: taken is loaded first as k, head after it, as b.
+// When loaded, b was the block of some taken value no smaller than k, or
+// the block before it, so its num was at least m-1 (m = k/blockCap); b may
+// have been retired and reused since, which changes its num for good (see
+// block.num), so every conclusion below is checked by rereading b's num.
+// If b is block m-1 and its next is nil while it still is block m-1, block
+// m was not linked, so slot k (whose submitter writes it only after finding
+// block m) was not ready. If b is block m and slot k reads nil while b
+// still is block m, slot k was not ready; taken moves past k only after
+// slot k is ready, so slot k was the oldest. Any other num (a later block,
+// or retired) means that takes went on meanwhile: true.
 func (v *queue) mayBeReady() bool {
 	k := v.taken.Load()
 	b := v.head.Load()
 	m := k / blockCap
-	if b.num+1 == m {
-		if b = b.next.Load(); b == nil {
-			return false
+	num := b.num.Load()
+	if num+1 == m { // num is never retiredNum here: retiredNum+1 exceeds any position
+		nb := b.next.Load()
+		if nb == nil {
+			return b.num.Load() != num
 		}
+		b, num = nb, nb.num.Load()
 	}
-	if b.num != m {
+	if num != m {
 		return true
 	}
-	return b.slots[k%blockCap].n.Load() != nil
+	if b.slots[k%blockCap].n.Load() != nil {
+		return true
+	}
+	return b.num.Load() != m
 }
 
 // empty reports whether no task is queued, exactly: a worker that finds it
