@@ -134,9 +134,9 @@ type injector struct {
 }
 
 // linePad is the gap that keeps fields written by different goroutines on
-// different cache lines: two 64-byte lines, since the CPUs of
-// docs/design.md fetch lines in adjacent pairs (the deque and the Worker
-// use the same gap).
+// different cache lines: two 64-byte lines, the gap the deque and the
+// Worker use, so that a CPU that prefetches the adjacent line does not
+// pull in the neighbour's fields either.
 const linePad = 128
 
 // blockCap is the number of slots per block: a block (1,152 bytes, 18 per
