@@ -54,7 +54,7 @@ type Pool struct {
 	_        [linePad]byte
 	accepted atomic.Int64 // submissions (and Broadcasts) counted in flight; written by submitters only
 	_        [linePad]byte
-	finished atomic.Int64 // of those, completed or rejected after counting; written at completion
+	finished atomic.Int64 // of those, completed or rejected after counting, but Execute tasks (Worker.execDone); written at completion
 	_        [linePad]byte
 	// counts packs two numbers in one word, so that one load reads both
 	// at the same instant (Stats reports them together): the worker
@@ -246,8 +246,18 @@ func (p *Pool) workerExited(w *Worker) {
 // exceeds accepted (a task is counted accepted before it can finish or be
 // rejected), so the difference is never negative, and 0 means that every
 // submission accepted by the time finished was read had finished then.
+//
+// The Execute tasks each worker has finished are counted on the worker
+// (Worker.execDone, a line only it writes), not in finished, which the
+// workers would otherwise pass between them at every task; inflight adds
+// them up, which costs a load per worker, and is called only by Shutdown
+// and on a closed pool. Each count only grows, and all are read before
+// accepted, so the argument holds for their sum.
 func (p *Pool) inflight() int64 {
 	f := p.finished.Load()
+	for _, w := range p.workers {
+		f += w.execDone.Load()
+	}
 	return p.accepted.Load() - f
 }
 
@@ -255,6 +265,14 @@ func (p *Pool) inflight() int64 {
 // that its workers may exit.
 func (p *Pool) drained() bool {
 	return p.closed.Load() && p.inflight() == 0
+}
+
+// execDone is rootDone for an Execute task finished on w, counted on w.
+func (p *Pool) execDone(w *Worker) {
+	w.execDone.Add(1) // only w writes it; an atomic so that inflight reads it at any time
+	if p.closed.Load() && p.inflight() == 0 {
+		p.sleepers.WakeAll()
+	}
 }
 
 // rootDone is called when a submitted task completes, or when a counted
