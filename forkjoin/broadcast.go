@@ -71,7 +71,7 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 	// outlives its root, and hooks run outside any task), so once the
 	// pool is closed other workers may have exited, and a share posted
 	// to one would never run (TestBroadcastOnClosedPoolFromInside).
-	p.inflight.Add(1)
+	p.accepted.Add(1)
 	if p.closed.Load() {
 		p.rootDone()
 		panic(ErrClosed)

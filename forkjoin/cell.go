@@ -212,15 +212,25 @@ func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
 // done, and for released cells. Any other cell (completed by a thief, run
 // by a slow path of Join, or registered on by a reader) is cleared when it
 // is taken, so that freeing a batch costs no walk over it.
+//
+// made counts the cells of the list not dropped: on either list, or out (a
+// fork not joined yet, or held by a Future that was never joined). When
+// the worker goes to sleep with nothing to run and made exceeds
+// cellListCap, trim cuts the lists down to cellListCap cells, as spawn
+// lists are trimmed: a burst of forks does not keep its cells for the life
+// of the pool. It counts only on the allocation path, so forks and joins
+// pay nothing for it.
 type cellList[T any, C computer[T]] struct {
 	ready *taskCell[T, C]
 	held  *taskCell[T, C]
 	nheld int
+	made  int
 }
 
 const (
-	heldBatch = 32   // held cells freed by one fence
-	heldMax   = 4096 // held cells beyond which they are left to the GC
+	heldBatch   = 32   // held cells freed by one fence
+	heldMax     = 4096 // held cells beyond which they are left to the GC
+	cellListCap = 4096 // free cells a sleeping worker keeps per task type (see trim)
 )
 
 // takeCell returns a cell for a fork on w, from w's free list for this task
@@ -288,14 +298,52 @@ func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 			return c
 		}
 		if l.nheld >= heldMax {
+			l.made -= l.nheld
 			l.held, l.nheld = nil, 0 // a long Get pins them: let the GC have them
 		}
 	}
+	l.made++
 	c := &taskCell[T, C]{list: l}
 	c.owner = w
 	c.job = c
 	c.typed = c
 	return c
+}
+
+// trim cuts the lists down to cellListCap cells, the others going to the
+// GC; the owner calls it when it goes to sleep with nothing to run. Held
+// cells are kept first (up to cellListCap): a reader may still see them,
+// and dropping them is safe anyway (nobody returns a dropped cell to the
+// list). It looks at the cells only when made exceeds cellListCap (a
+// burst, or many Futures never joined); otherwise it costs one compare.
+func (l *cellList[T, C]) trim() {
+	if l.made <= cellListCap {
+		return
+	}
+	var dropped int
+	l.held, l.nheld, dropped = cutCells(l.held, cellListCap)
+	l.made -= dropped
+	l.ready, _, dropped = cutCells(l.ready, cellListCap-l.nheld)
+	l.made -= dropped
+}
+
+// cutCells keeps the first keep cells (at least 0) of the list from c and
+// drops the rest; it returns the list, the number kept and the number
+// dropped.
+func cutCells[T any, C computer[T]](c *taskCell[T, C], keep int) (head *taskCell[T, C], kept, dropped int) {
+	var last *taskCell[T, C]
+	for x := c; x != nil && kept < keep; x = x.next {
+		last, kept = x, kept+1
+	}
+	rest := c
+	if last != nil {
+		rest, last.next = last.next, nil
+		head = c
+	}
+	for ; rest != nil; rest = rest.next {
+		dropped++
+	}
+	return head, kept, dropped
 }
 
 // release puts a cell joined without a handle back on its owner's free

@@ -10,8 +10,9 @@ package forkjoin
 // as crossbeam's Injector is: a submitter reserves the next slot with one
 // fetch-and-add on the level's pushed counter (the point at which the
 // submission is ordered), writes its task into the slot and marks it ready.
-// Execute's function goes into the slot itself, so an Execute allocates
-// nothing but, once per blockCap submissions, a block. Takes are serialized
+// Execute's function goes into the slot itself, and blocks are reused
+// (see retire), so an Execute allocates nothing once the queue has reached
+// its everyday size. Takes are serialized
 // by a try-lock (taking): the worker holding it reads the slot at the
 // level's taken count once it is ready.
 //
@@ -34,11 +35,15 @@ package forkjoin
 //     consecutive takes is taken from next (see pick): the oldest task of a
 //     level is passed over by at most aging+1 takes of other levels.
 //   - Root (submitted) nodes are never pushed on a deque: the injector is
-//     the only queue that holds them. Once taken, a slot is never read
-//     again, and a block the takers have left is reached only by
-//     submitters that loaded it earlier, which read its number and link
-//     only: blocks are not reused (the GC frees them), so no stale pointer
-//     can see a recycled one.
+//     the only queue that holds them. Once taken, a slot's contents are
+//     never read again. A block the takers have left, once it is not the
+//     tail, is retired (its slots and link reset) and reused by a later
+//     install, up to nSpares per level, else freed by the GC. Goroutines
+//     that loaded it earlier (submitters walking to their block, takers
+//     looking without the lock) read its num before and after what they
+//     read in it: num changes, for good, before anything in it is reset
+//     (see block.num, queue.find, queue.mayBeReady), so none of them acts
+//     on a value of a recycled block.
 
 import (
 	"context"
@@ -100,43 +105,79 @@ func (p Priority) level() int {
 }
 
 // injector is the submission queue; see the top of this file.
+//
+// Layout: the fields every submitter reads (room, aging), those every
+// submitter writes (each level's tail and pushed), those every take writes
+// (taking, passed, each level's taken and head) and the queue-wait counters
+// are on separate cache lines (the pads), so that a take does not steal the
+// line a submitter is about to write, nor the reverse.
 type injector struct {
-	levels [NumPriorities]queue
-
-	taking atomic.Bool        // the consumers' try-lock: set while a worker takes
-	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
-	aging  int                // immutable after newInjector; 0 means strict priority
-
-	// Queue waits (see recordWait), read by Stats without a lock.
-	waits     atomic.Uint64 // timed tasks taken (see waitSample)
-	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
-	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
-
+	// Read-only after newInjector.
+	aging int // 0 means strict priority
 	// WithMaxQueued: one token per submission not yet claimed (started);
 	// nil if unbounded. A channel, so that a waiting submitter can also
 	// wait for its context and for Close.
 	room     chan struct{}
 	closedCh <-chan struct{} // the pool's: closed by Close
+
+	levels [NumPriorities]queue
+
+	taking atomic.Bool        // the consumers' try-lock: set while a worker takes
+	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
+	_      [linePad]byte
+
+	// Queue waits (see recordWait), read by Stats without a lock.
+	waits     atomic.Uint64 // timed tasks taken (see waitSample)
+	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
+	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
+	_         [linePad]byte
 }
 
-// blockCap is the number of slots per block: a block (2 KiB) is allocated
-// once per blockCap submissions.
+// linePad is the gap that keeps fields written by different goroutines on
+// different cache lines: two 64-byte lines, the gap the deque and the
+// Worker use, so that a CPU that prefetches the adjacent line does not
+// pull in the neighbour's fields either.
+const linePad = 128
+
+// blockCap is the number of slots per block: a block (1,152 bytes, 18 per
+// slot) is allocated once per blockCap submissions.
 const blockCap = 64
 
-// slot holds one submitted task: fn for Execute, else n.
+// slot holds one submitted task: fn for Execute, else n. A slot is 16
+// bytes, half of what it was with a ready flag and a timestamp of its own:
+// the blocks are what the GC collects (see docs/design.md, Submissions).
 type slot struct {
-	fn       func(*Worker) // Execute's function, or nil
-	n        *node         // a submitted node (Submit, Invoke), or nil
-	queuedAt int64         // nanotime at push if the wait is timed, else 0
-	ready    atomic.Bool   // set by the submitter once the fields above are written
+	fn func(*Worker) // Execute's function, or nil
+	// n is nil until the submitter has written the slot, then the
+	// submitted node (Submit, Invoke) or &execMark (Execute: fn), and
+	// &takenMark once a taken node is dropped; a slot never becomes nil
+	// again (see mayBeReady). Storing it publishes fn and the node.
+	n atomic.Pointer[node]
 }
+
+// execMark and takenMark are the markers in slot.n for Execute's function
+// and for a node already taken; no task runs them.
+var execMark, takenMark node
 
 // block is blockCap consecutive slots of a level.
 type block struct {
 	slots [blockCap]slot
-	next  atomic.Pointer[block] // block num+1, installed by the submitter of its first slot
-	num   uint64                // the block's position: it holds slots num*blockCap on; immutable
+	// queuedAt[i] is the nanotime at push of slot i*waitSample+waitSample-1,
+	// the timed one of its group (see waitSample); written by its
+	// submitter before it publishes the slot.
+	queuedAt [blockCap / waitSample]int64
+	next     atomic.Pointer[block] // block num+1, installed by the submitter of its middle slot
+	// num is the block's position (it holds slots num*blockCap on), or
+	// retiredNum while it is retired (see queue.retire). It changes only
+	// from a position to retiredNum and from retiredNum to a position
+	// larger than any the level has used: a goroutine that read a block's
+	// num and reads the same value again knows the block was not recycled
+	// in between.
+	num atomic.Uint64
 }
+
+// retiredNum is the num of a retired block: larger than any position.
+const retiredNum = 1 << 63
 
 // queue is one priority level; see the top of this file.
 //
@@ -144,11 +185,25 @@ type block struct {
 // difference. The consumer alone writes taken, so it does no
 // read-modify-write on the submitters' line.
 type queue struct {
+	_      [linePad]byte
 	tail   atomic.Pointer[block] // the newest installed block
 	pushed atomic.Uint64         // slots reserved: the next submission reserves slot pushed
-	_      [48]byte              // tail and pushed are written by every submitter: off the consumer's line
+	_      [linePad]byte         // tail and pushed are written by every submitter: off the consumers' line
 	taken  atomic.Uint64         // slots taken; written under injector.taking only
-	head   *block                // the block holding slot taken; guarded by injector.taking
+	// head is the block holding slot taken, or the block before it until
+	// the next peek moves it on; written under injector.taking only, read
+	// without it by mayBeReady.
+	head atomic.Pointer[block]
+	// spares are retired blocks, reset, that the next installs reuse
+	// instead of allocating; put by a taker (retire), taken by the
+	// submitter that installs the next block (push). Single slots, each
+	// taken with one swap: no ABA as a lock-free stack would have.
+	spares [nSpares]atomic.Pointer[block]
+	// left is the block the head left last, waiting to be retired: when
+	// the head leaves a block, that block is usually still the tail (the
+	// takers are right behind the submitters), which may not be retired;
+	// a block later it no longer is. Guarded by injector.taking.
+	left *block
 }
 
 // queued returns the number of slots reserved and not taken. taken is
@@ -169,7 +224,7 @@ func newInjector(c config, closedCh <-chan struct{}) *injector {
 	}
 	for l := range q.levels {
 		b := &block{}
-		q.levels[l].head = b
+		q.levels[l].head.Store(b)
 		q.levels[l].tail.Store(b)
 	}
 	return q
@@ -205,13 +260,60 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	b := v.tail.Load()
 	k := v.pushed.Add(1) - 1
 	m := k / blockCap
+	b = v.find(b, m)
+	switch k % blockCap {
+	case 0:
+		v.advanceTail(b, m)
+	case blockCap / 2:
+		// Install the next block now, half a block ahead, so that nobody
+		// waits for an allocation at the block's end. Only this submitter
+		// writes b.next. A retired block is reused if there is one.
+		nb := v.takeSpare()
+		if nb == nil {
+			nb = &block{}
+		}
+		nb.num.Store(m + 1)
+		b.next.Store(nb)
+	}
+	i := k % blockCap
+	s := &b.slots[i]
+	if k%waitSample == waitSample-1 {
+		b.queuedAt[i/waitSample] = max(nanotime(), 1)
+	}
+	if n != nil {
+		n.group = groupOf(k, l)
+	} else {
+		s.fn, n = fn, &execMark
+	}
+	s.n.Store(n) // publishes the writes above, and n's
+}
+
+// find returns block m, walking from b, a block loaded from the tail or
+// the head. The block holding a slot reserved and not yet written is never
+// retired, so block m stays block m; but b, loaded earlier, may have been
+// retired and reused since (see retire), which its num shows: a block
+// beyond m, or retired, sends the walk back to the head, which is at or
+// before block m (the slot reserved is not taken yet). A walk from a block
+// whose num it has read follows next pointers to num+1, num+2, ..., and
+// rereads each num, so a block recycled under it only sends it back to the
+// head again; once the takes reach slot m*blockCap the head stays put and
+// the walk ends.
+func (v *queue) find(b *block, m uint64) *block {
 	var bo park.Backoff
-	for b.num < m {
+	for {
+		num := b.num.Load()
+		if num == m {
+			return b
+		}
+		if num > m {
+			b = v.head.Load()
+			continue
+		}
 		next := b.next.Load()
 		if next == nil {
-			// Block b.num+1 is being linked by the submitter of the middle
+			// Block num+1 is being linked by the submitter of the middle
 			// slot of b, which reserved it at least blockCap/2 slots before
-			// this one.
+			// this one (or b was just retired: its num says so next time).
 			if !bo.Snooze() {
 				runtime.Gosched()
 			}
@@ -219,67 +321,171 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 		}
 		b = next
 	}
-	switch k % blockCap {
-	case 0:
-		v.advanceTail(b)
-	case blockCap / 2:
-		// Install the next block now, half a block ahead, so that nobody
-		// waits for an allocation at the block's end. Only this submitter
-		// writes b.next.
-		b.next.Store(&block{num: m + 1})
-	}
-	s := &b.slots[k%blockCap]
-	if n != nil {
-		n.group = groupOf(k, l)
-	}
-	s.fn, s.n = fn, n
-	if k%waitSample == waitSample-1 {
-		s.queuedAt = max(nanotime(), 1)
-	}
-	s.ready.Store(true) // publishes the writes above, and n's
 }
 
-// advanceTail makes b the tail unless a later block already is: the
-// installers of consecutive blocks may get here out of order.
-func (v *queue) advanceTail(b *block) {
+// advanceTail makes b, block m, the tail unless a later block already is:
+// the installers of consecutive blocks may get here out of order. The tail
+// is reloaded after its num is read: the tail is never retired (see
+// retire), so a tail that moved meanwhile may be a retired block, and
+// then this looks again.
+func (v *queue) advanceTail(b *block, m uint64) {
 	for {
 		t := v.tail.Load()
-		if t.num >= b.num || v.tail.CompareAndSwap(t, b) {
+		num := t.num.Load()
+		if v.tail.Load() != t {
+			continue
+		}
+		if num >= m || v.tail.CompareAndSwap(t, b) {
 			return
 		}
 	}
 }
 
-// peek returns v's oldest slot if it is ready, else nil (v is empty, or
-// its oldest slot is reserved but not written yet). It reads the slot,
-// not pushed: the line of pushed, written by every submitter, stays
-// theirs. Called with injector.taking held.
-func (v *queue) peek() *slot {
-	k := v.taken.Load()
-	b := v.head
-	if b.num < k/blockCap { // the first slot of the next block
-		if b = b.next.Load(); b == nil {
-			return nil // not installed yet
+// retire resets b, a block whose slots have all been taken and that the
+// head has left, for reuse by a later install (crossbeam's Injector frees
+// such a block; magpie keeps one per level, so that a steady stream of
+// submissions allocates nothing). The tail is never retired: a new
+// submission may load it. Other goroutines may still hold b: submitters
+// that loaded it before (find) and takers looking without the lock
+// (mayBeReady). Its num is set to retiredNum before its slots are reset,
+// so each of them, rereading num after reading a slot or a next pointer,
+// can tell a reset value from a real one. Called with injector.taking
+// held (only takes retire blocks).
+//
+// It reports false if b is still the tail, and true if it retired b or
+// dropped it (to the GC) because a spare is there already.
+func (v *queue) retire(b *block) bool {
+	if v.tail.Load() == b {
+		return false
+	}
+	free := -1
+	for i := range v.spares {
+		if v.spares[i].Load() == nil {
+			free = i
+			break
 		}
-		v.head = b
 	}
-	s := &b.slots[k%blockCap]
-	if !s.ready.Load() {
-		return nil
+	if free < 0 {
+		return true // left to the GC
 	}
-	return s
+	b.num.Store(retiredNum)
+	for i := range b.slots {
+		// fn is nil already (pop clears it); queuedAt is rewritten by the
+		// submitter of each timed slot before it is read.
+		b.slots[i].n.Store(nil)
+	}
+	b.next.Store(nil)
+	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty
+	return true
 }
 
-// pop takes s, v's oldest slot returned by peek, and returns its contents
-// and index. Called with injector.taking held.
-func (v *queue) pop(s *slot) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
+// nSpares is the number of retired blocks a level keeps for reuse: with
+// a backlog, the submitters install blocks while the takers are still
+// blocks behind, so the first retires come after many installs; a few
+// spares then cover the difference between the two rates.
+const nSpares = 4
+
+// takeSpare returns a retired block to install, or nil if none is kept.
+func (v *queue) takeSpare() *block {
+	for i := range v.spares {
+		if v.spares[i].Load() != nil {
+			if b := v.spares[i].Swap(nil); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// peek returns the block holding v's oldest slot if that slot is ready,
+// else nil (v is empty, or its oldest slot is reserved but not written
+// yet). It reads the slot, not pushed: the line of pushed, written by
+// every submitter, stays theirs. Called with injector.taking held.
+func (v *queue) peek() *block {
+	k := v.taken.Load()
+	b := v.head.Load()             // live: only takes retire blocks, the head last
+	if b.num.Load() < k/blockCap { // the first slot of the next block
+		nb := b.next.Load()
+		if nb == nil {
+			return nil // not installed yet
+		}
+		v.head.Store(nb)
+		if v.left != nil && v.retire(v.left) {
+			v.left = nil
+		}
+		if v.left == nil {
+			v.left = b
+		} // else b is left to the GC
+		b = nb
+	}
+	if b.slots[k%blockCap].n.Load() == nil {
+		return nil
+	}
+	return b
+}
+
+// pop takes v's oldest slot, in b (returned by peek), and returns its
+// contents and index. Called with injector.taking held.
+func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
 	k = v.taken.Load()
-	fn, n, queuedAt = s.fn, s.n, s.queuedAt
-	// Nobody reads the slot again (see the top of this file): drop its
-	// references so that the GC need not wait for the whole block.
-	s.fn, s.n = nil, nil
+	i := k % blockCap
+	s := &b.slots[i]
+	fn, n = s.fn, s.n.Load()
+	if k%waitSample == waitSample-1 {
+		queuedAt = b.queuedAt[i/waitSample]
+	}
+	// Nobody reads the slot's contents again (see the top of this file):
+	// drop its references so that the GC need not wait for the whole
+	// block. The slot stays non-nil (see mayBeReady).
+	if n == &execMark {
+		n = nil
+		s.fn = nil // written before the slot was published, read by no one after
+	} else {
+		s.n.Store(&takenMark)
+	}
 	v.taken.Store(k + 1) // under taking: no other writer
 	return fn, n, queuedAt, k
+}
+
+// mayBeReady reports whether v's oldest slot may be ready, without the
+// takers' lock, reading only lines the submitters do not write (taken,
+// head) and the slot itself; not pushed, which every submitter writes.
+// false is exact: at the instant of the slot's load, v's oldest slot was
+// not ready (v was empty, or its oldest slot reserved and not written), so
+// that a worker that finds every level so after registering as a sleeper
+// may sleep (the submitter of that slot marks it ready, then wakes a
+// sleeper). true may be stale; take then looks again under the lock.
+//
+// Why false is exact: taken is loaded first as k, head after it, as b.
+// When loaded, b was the block of some taken value no smaller than k, or
+// the block before it, so its num was at least m-1 (m = k/blockCap); b may
+// have been retired and reused since, which changes its num for good (see
+// block.num), so every conclusion below is checked by rereading b's num.
+// If b is block m-1 and its next is nil while it still is block m-1, block
+// m was not linked, so slot k (whose submitter writes it only after finding
+// block m) was not ready. If b is block m and slot k reads nil while b
+// still is block m, slot k was not ready; taken moves past k only after
+// slot k is ready, so slot k was the oldest. Any other num (a later block,
+// or retired) means that takes went on meanwhile: true.
+func (v *queue) mayBeReady() bool {
+	k := v.taken.Load()
+	b := v.head.Load()
+	m := k / blockCap
+	num := b.num.Load()
+	if num+1 == m { // num is never retiredNum here: retiredNum+1 exceeds any position
+		nb := b.next.Load()
+		if nb == nil {
+			return b.num.Load() != num
+		}
+		b, num = nb, nb.num.Load()
+	}
+	if num != m {
+		return true
+	}
+	if b.slots[k%blockCap].n.Load() != nil {
+		return true
+	}
+	return b.num.Load() != m
 }
 
 // empty reports whether no task is queued, exactly: a worker that finds it
@@ -312,12 +518,12 @@ func (q *injector) submitted() uint64 {
 // submitter wakes a sleeper once it is), so that a worker that finds
 // nothing here after registering as a sleeper may sleep.
 func (q *injector) take(w *Worker) (x *node, more bool) {
-	if q.empty() {
+	if !q.levels[0].mayBeReady() && !q.levels[1].mayBeReady() && !q.levels[2].mayBeReady() {
 		return nil, false
 	}
 	q.lockTake()
 	var (
-		heads    [NumPriorities]*slot
+		heads    [NumPriorities]*block
 		nonEmpty [NumPriorities]bool
 	)
 	for l := range q.levels {

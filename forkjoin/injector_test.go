@@ -5,6 +5,7 @@ package forkjoin_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -259,13 +260,25 @@ func spin(d time.Duration) {
 // Execute and Submit mixed, across hundreds of 64-slot blocks: every task
 // runs exactly once, and within each submitter and priority no task starts
 // while more than 3 (P-1) submitted before it have not started (see
-// startLog).
+// startLog). It runs with a backlog (the submitters never wait) and paced
+// (each submitter keeps at most 16 of its tasks not started), where the
+// queue stays within a few blocks and the takers retire blocks that
+// submitters, descheduled between loading the tail and reserving a slot,
+// may still hold (injector.go, retire).
 func TestInjectorStressExactlyOnce(t *testing.T) {
+	t.Run("backlog", func(t *testing.T) { injectorStress(t, 0) })
+	t.Run("paced", func(t *testing.T) { injectorStress(t, 16) })
+}
+
+// injectorStress is TestInjectorStressExactlyOnce; window > 0 makes each
+// submitter wait while window of its tasks have not started.
+func injectorStress(t *testing.T, window int) {
 	const submitters, workers = 8, 4
 	each := 20_000
 	if testenv.Race {
 		each = 2_000
 	}
+	started := make([]atomic.Int64, submitters)
 	p := forkjoin.New(forkjoin.WithParallelism(workers))
 	defer closePool(t, p)
 	prios := []forkjoin.Priority{forkjoin.Urgent, forkjoin.Normal, forkjoin.Background}
@@ -288,7 +301,12 @@ func TestInjectorStressExactlyOnce(t *testing.T) {
 				li := (g*7 + i*i) % 3
 				n := seq[li]
 				seq[li]++
-				task := func() { logs[li].start(g, n); runs[g*each+i].Add(1); done.Done() }
+				task := func() { logs[li].start(g, n); runs[g*each+i].Add(1); started[g].Add(1); done.Done() }
+				if window > 0 {
+					for started[g].Load() < int64(i-window) {
+						runtime.Gosched() // a lost task fails within(t, "submitters", ...)
+					}
+				}
 				if i%5 == 0 {
 					forkjoin.SubmitPriority(p, prios[li], func(*forkjoin.Worker) int { task(); return 0 })
 					continue

@@ -28,20 +28,14 @@ type Pool struct {
 	// Workers, and their sleep.
 	workers  []*Worker // the regular workers, then the spares for Block
 	sleepers *park.Sleepers
-	// counts packs two numbers in one word, so that one load reads both
-	// at the same instant (Stats reports them together): the worker
-	// goroutines not yet exited, spares included, in the high 32 bits, and
-	// those of them in the scheduling loop's idle phase in the low 32.
-	counts  atomic.Int64
-	spareMu sync.Mutex
-	spares  []*Worker // spare workers not running, for Block
+	spareMu  sync.Mutex
+	spares   []*Worker // spare workers not running, for Block
 
 	// Work that is on no worker's deque.
 	inj     *injector // the submission queue (injector.go)
 	handoff handoff   // tasks that waiting workers took but may not run
 
 	// Lifecycle.
-	inflight  atomic.Int64 // accepted submissions not yet completed
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closedCh  chan struct{} // closed by Close: wakes submitters waiting for room
@@ -50,6 +44,25 @@ type Pool struct {
 	// Observability.
 	panics atomic.Uint64 // Execute panics reported
 	slow   *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
+
+	// The work in flight is accepted minus finished, two counters so that
+	// a submitter does not write the line every completion writes: with
+	// one counter, each submission fetched it back from the worker that
+	// had last completed a task. Each is on a line of its own, away from
+	// the fields above, which every submission reads (inj, closed,
+	// sleepers). See inflight.
+	_        [linePad]byte
+	accepted atomic.Int64 // submissions (and Broadcasts) counted in flight; written by submitters only
+	_        [linePad]byte
+	finished atomic.Int64 // of those, completed or rejected after counting, but Execute tasks (Worker.execDone); written at completion
+	_        [linePad]byte
+	// counts packs two numbers in one word, so that one load reads both
+	// at the same instant (Stats reports them together): the worker
+	// goroutines not yet exited, spares included, in the high 32 bits, and
+	// those of them in the scheduling loop's idle phase in the low 32.
+	// Written whenever a worker goes idle or finds work.
+	counts atomic.Int64
+	_      [linePad]byte
 }
 
 // New starts a pool. With no options it has runtime.GOMAXPROCS(0) workers
@@ -185,7 +198,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",
-			p.inflight.Load(), ctx.Err())
+			p.inflight(), ctx.Err())
 	}
 }
 
@@ -228,15 +241,47 @@ func (p *Pool) workerExited(w *Worker) {
 	}
 }
 
+// inflight returns the number of accepted submissions not yet completed.
+// finished is read first: both counters only grow and finished never
+// exceeds accepted (a task is counted accepted before it can finish or be
+// rejected), so the difference is never negative, and 0 means that every
+// submission accepted by the time finished was read had finished then.
+//
+// The Execute tasks each worker has finished are counted on the worker
+// (Worker.execDone, a line only it writes), not in finished, which the
+// workers would otherwise pass between them at every task; inflight adds
+// them up, which costs a load per worker, and is called only by Shutdown
+// and on a closed pool. Each count only grows, and all are read before
+// accepted, so the argument holds for their sum.
+func (p *Pool) inflight() int64 {
+	f := p.finished.Load()
+	for _, w := range p.workers {
+		f += w.execDone.Load()
+	}
+	return p.accepted.Load() - f
+}
+
 // drained reports whether a closed pool has finished all accepted work, so
 // that its workers may exit.
 func (p *Pool) drained() bool {
-	return p.closed.Load() && p.inflight.Load() == 0
+	return p.closed.Load() && p.inflight() == 0
 }
 
-// rootDone is called when a submitted task completes.
+// execDone is rootDone for an Execute task finished on w, counted on w.
+func (p *Pool) execDone(w *Worker) {
+	w.execDone.Add(1) // only w writes it; an atomic so that inflight reads it at any time
+	if p.closed.Load() && p.inflight() == 0 {
+		p.sleepers.WakeAll()
+	}
+}
+
+// rootDone is called when a submitted task completes, or when a counted
+// submission is rejected. The worker that makes the count reach 0 on a
+// closed pool wakes every sleeper: if two finish the last two tasks at
+// once, the later of their adds sees both (sequential consistency).
 func (p *Pool) rootDone() {
-	if p.inflight.Add(-1) == 0 && p.closed.Load() {
+	p.finished.Add(1)
+	if p.closed.Load() && p.inflight() == 0 {
 		p.sleepers.WakeAll()
 	}
 }
@@ -296,7 +341,7 @@ func (p *Pool) wakeIfWork() {
 // is set; then it waits for room until ctx (nil: forever) is done or the
 // pool closes.
 //
-// Close needs no lock against submit: submit counts the task in inflight
+// Close needs no lock against submit: submit counts the task in accepted
 // before it checks closed, and Close sets closed before workers check
 // inflight, so (sequential consistency) either submit sees the pool closed
 // and backs out, or the workers see the task counted and wait for it.
@@ -313,7 +358,7 @@ func (p *Pool) submitAt(ctx context.Context, n *node, fn func(*Worker), prio Pri
 			return err
 		}
 	}
-	p.inflight.Add(1)
+	p.accepted.Add(1)
 	if p.closed.Load() {
 		p.rootDone()
 		p.inj.releaseRoom()

@@ -133,7 +133,7 @@ func (e *execNode) complete(w *Worker) {
 	e.fn = nil
 	e.nextFree = w.execFree
 	w.execFree = e
-	e.pool.rootDone()
+	e.pool.execDone(w)
 }
 
 // reportPanic hands an Execute panic to the panic handler; a panic in the

@@ -29,6 +29,7 @@ type Worker struct {
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
 	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
+	execDone  atomic.Int64  // Execute tasks this worker has finished, for Pool.inflight; written by the owner only
 	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
 	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
 	slowSeq   atomic.Uint64 // sequence lock around slowStart and slowTask (slow.go)

@@ -1,0 +1,52 @@
+package forkjoin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/magpie-go/magpie/internal/testenv"
+)
+
+// TestCellListIsBounded: a task with three times cellListCap Futures
+// unjoined at once grows its worker's free list of cells to hold them all;
+// once the worker goes to sleep with nothing to run, it has trimmed the
+// list (ready and held cells together) to cellListCap, as it trims spawn
+// lists (TestSpawnListIsBounded). Before, the cells of the burst stayed for
+// the life of the pool.
+func TestCellListIsBounded(t *testing.T) {
+	count := func(c *taskCell[int, funcTask[int]]) int {
+		n := 0
+		for ; c != nil; c = c.next {
+			n++
+		}
+		return n
+	}
+	for _, par := range []int{1, 2} {
+		p := New(WithParallelism(par))
+		var (
+			forker *Worker
+			parks  uint64
+		)
+		Invoke(p, func(w *Worker) int {
+			fs := make([]*Future[int], 3*cellListCap)
+			for i := range fs {
+				fs[i] = Fork(w, func(*Worker) int { return 1 })
+			}
+			for _, f := range fs {
+				f.Join(w) // held back: a Future's cell
+			}
+			Fork(w, func(*Worker) int { return 1 }).Join(w) // the held cells become ready
+			l := cacheOf[cellList[int, funcTask[int]]](w)
+			assert.Greater(t, count(l.ready)+count(l.held), cellListCap, "%d workers: the burst's cells kept while busy", par)
+			forker, parks = w, p.WorkerStats()[w.Index()].Parks
+			return 0
+		})
+		// The worker trims before it publishes the park that this waits for.
+		testenv.WaitUntil(t, "the forker sleeps", func() bool { return p.WorkerStats()[forker.Index()].Parks > parks })
+		l := cacheOf[cellList[int, funcTask[int]]](forker) // the forker sleeps: nobody touches its lists
+		assert.Equal(t, l.nheld, count(l.held), "%d workers: nheld counts the held list", par)
+		assert.LessOrEqual(t, count(l.ready)+count(l.held), cellListCap, "%d workers: free cells kept by a sleeping worker", par)
+		p.Close()
+	}
+}
