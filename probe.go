@@ -125,8 +125,9 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 	ps := &s.probe
 	onWorker := forkjoin.OnWorker()
 	if onWorker && n <= SequentialThreshold {
-		// A worker must not wait on a hand-over: inline, as inside a task.
-		return inlineLeaf(s, r, s.start(), 0, n)
+		// A worker must not wait on a hand-over: the task probe, which
+		// waits only for work already running (probetask.go).
+		return taskProbeRun(s, r, nil, p, n)
 	}
 	// The first accumulator before the registration: a panic in it
 	// (ReduceWith's newAcc) must not leave the record registered.

@@ -113,6 +113,7 @@ type rangeSpec[A any] struct {
 	grain   int
 	limit   *rangeLimit   // if set, pieces at or above it are skipped (early exit)
 	probe   probeState[A] // the caller's probe from outside the pool (probe.go)
+	tprobe  taskProbe[A]  // the caller's probe from inside a task (probetask.go)
 }
 
 // rangeLimit is the early-exit bound of one call: no iteration at index
@@ -226,9 +227,14 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 		return s.start()
 	}
 	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
-		// Inside a task: no round trip to avoid, so no probe.
-		if runInline(w.Pool().Parallelism(), n, s.grain) || (s.grain == 0 && n <= SequentialThreshold) {
+		// Inside a task: a short loop goes to the task probe, a longer
+		// one to the engine on w, which splits when a worker is idle.
+		p := w.Pool()
+		if runInline(p.Parallelism(), n, s.grain) {
 			return inlineLeaf(s, w, s.start(), 0, n)
+		}
+		if s.grain == 0 && n <= SequentialThreshold {
+			return taskProbeRun(s, w, w, p, n)
 		}
 		return computeOn(w, s, n)
 	}
@@ -271,10 +277,10 @@ func smallInline(r forkjoin.Runner, n, grain int) bool {
 	case n > SequentialThreshold:
 		return false
 	}
-	if _, ok := r.(*forkjoin.Worker); ok {
-		return true
+	if w, ok := r.(*forkjoin.Worker); ok {
+		return w.Pool().Parallelism() <= 1
 	}
-	return runnerPool(r).Parallelism() <= 1 || forkjoin.OnWorker()
+	return runnerPool(r).Parallelism() <= 1
 }
 
 // shortByCount reports whether a loop of n iterations is short by its

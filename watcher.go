@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/magpie-go/magpie/forkjoin"
 )
 
 // The probe watcher: the one goroutine of the process that hands the rest
@@ -42,10 +44,23 @@ const (
 	watcherIdleTicks = int(10 * time.Millisecond / watcherTick)
 )
 
+// taskSlots is how many loops called from inside tasks can be registered
+// at once (probetask.go), process wide; one that finds none runs
+// unwatched, on its caller.
+const taskSlots = 64
+
 var (
 	// watchedLoops are the registered loops; a nil slot is free. A loop
 	// takes a slot by CAS from nil and frees it with a store of nil.
 	watchedLoops [watcherSlots]atomic.Pointer[probeRecord]
+
+	// taskLoops are the registered loops called from inside tasks, one
+	// slot a cache line, so that the workers, which start from a slot of
+	// their own (their index), do not contend for lines.
+	taskLoops [taskSlots]struct {
+		rec atomic.Pointer[taskRecord]
+		_   [56]byte
+	}
 
 	// watcherRunning is true while a watcher goroutine is running (or
 	// about to be started by the registration that set it).
@@ -60,13 +75,48 @@ func registerProbe(rec *probeRecord) int {
 		slot := int((first + i) % watcherSlots)
 		if watchedLoops[slot].CompareAndSwap(nil, rec) {
 			rec.seq.Add(1)
-			if !watcherRunning.Load() && watcherRunning.CompareAndSwap(false, true) {
-				go watchProbes()
-			}
+			startWatcher()
 			return slot
 		}
 	}
 	return -1
+}
+
+// startWatcher starts the watcher if none runs. Called after a
+// registration (a sequentially consistent CAS), whose slot a watcher
+// deciding to exit meanwhile sees.
+func startWatcher() {
+	if !watcherRunning.Load() && watcherRunning.CompareAndSwap(false, true) {
+		go watchProbes()
+	}
+}
+
+// registerTask registers rec, a loop called from inside a task, and
+// returns its slot, or -1 if every slot is taken. A worker starts looking
+// at a slot of its own (four per worker index, for nested loops), anyone
+// else at a random one.
+func registerTask(rec *taskRecord, w *forkjoin.Worker) int {
+	var first uint32
+	if w != nil {
+		first = uint32(w.Index()) * 4
+	} else {
+		first = rand.Uint32()
+	}
+	for i := range uint32(taskSlots) {
+		slot := int((first + i) % taskSlots)
+		if taskLoops[slot].rec.CompareAndSwap(nil, rec) {
+			startWatcher()
+			return slot
+		}
+	}
+	return -1
+}
+
+// unregisterTask frees the slot registerTask returned (-1: none).
+func unregisterTask(slot int) {
+	if slot >= 0 {
+		taskLoops[slot].rec.Store(nil)
+	}
 }
 
 // unregisterProbe frees the slot registerProbe returned (-1: none).
@@ -89,6 +139,11 @@ func watchProbes() {
 		seq uint64
 	}
 	var seen [watcherSlots]registration
+	type taskRegistration struct {
+		rec *taskRecord
+		gen uint64
+	}
+	var seenTasks [taskSlots]taskRegistration
 	idle := 0
 	for range tick.C {
 		found := false
@@ -102,6 +157,18 @@ func watchProbes() {
 				}
 			}
 			seen[i] = now
+		}
+		for i := range taskLoops {
+			now := taskRegistration{rec: taskLoops[i].rec.Load()}
+			if now.rec != nil {
+				found = true
+				c := now.rec.cur.Load()
+				now.gen = c >> tpGenShift
+				if now == seenTasks[i] && c&tpShared == 0 && c&tpMask < c>>tpBits&tpMask {
+					now.rec.owner.share(c)
+				}
+			}
+			seenTasks[i] = now
 		}
 		if found {
 			idle = 0
@@ -124,6 +191,11 @@ func watchProbes() {
 func anyWatched() bool {
 	for i := range watchedLoops {
 		if watchedLoops[i].Load() != nil {
+			return true
+		}
+	}
+	for i := range taskLoops {
+		if taskLoops[i].rec.Load() != nil {
 			return true
 		}
 	}
