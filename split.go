@@ -234,6 +234,9 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 			return inlineLeaf(s, w, s.start(), 0, n)
 		}
 		if s.grain == 0 && n <= SequentialThreshold {
+			if slackQueued(w) {
+				return inlineLeaf(s, w, s.start(), 0, n)
+			}
 			return taskProbeRun(s, w, w, p, n)
 		}
 		return computeOn(w, s, n)
@@ -278,9 +281,20 @@ func smallInline(r forkjoin.Runner, n, grain int) bool {
 		return false
 	}
 	if w, ok := r.(*forkjoin.Worker); ok {
-		return w.Pool().Parallelism() <= 1
+		return w.Pool().Parallelism() <= 1 || slackQueued(w)
 	}
 	return runnerPool(r).Parallelism() <= 1
+}
+
+// slackQueued reports whether w, inside a task, has parallel slack queued:
+// Surplus() >= lbsSurplus, more tasks on its deque than idle workers to
+// steal them, the test by which the engine stops splitting. A short loop
+// then runs inline on w, with no probe: every worker is busy or has w's
+// queued tasks to take, so a helper could not start, and nested
+// fine-grained loops pay nothing (probetask.go). Otherwise (w's deque
+// empty, or a worker idle) the loop goes to the task probe.
+func slackQueued(w *forkjoin.Worker) bool {
+	return w.Surplus() >= lbsSurplus
 }
 
 // shortByCount reports whether a loop of n iterations is short by its
