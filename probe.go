@@ -45,9 +45,9 @@ import (
 // loop either finds it closed or claims from the new loop, consistently.
 //
 // A caller that is itself a worker of some pool (a helper called with a
-// *Pool from inside a task) never registers: it must not block on a
-// hand-over while its own pool may need it, so its short loops run inline
-// as they do inside a task (see smallInline).
+// *Pool from inside a task) never registers here: it must not block on a
+// hand-over while its own pool may need it, so its short loops go to the
+// task probe (probetask.go), which waits only for work already running.
 
 // probeRecord is the part of a loop's probe the watcher sees.
 type probeRecord struct {
