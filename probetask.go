@@ -35,6 +35,12 @@ import (
 // here: it runs every loop inline) and a closed one (Execute fails; the
 // caller runs everything) included.
 //
+// Where: runRange and smallInline (split.go) send a short loop here only
+// when a helper could start. A *Worker with slack queued (Surplus() >= 1,
+// slackQueued) runs the loop inline, with no registration: every worker
+// is busy or has its queued tasks to take, and fine-grained loops nested
+// in a busy computation would pay the probe for nothing.
+//
 // Invariant: every index of [0, n) runs exactly once. taskRecord.cur
 // holds the loop's generation, n, the first unclaimed index and the shared
 // bit in one word; the caller claims [k, end) by a CAS from k to end of
@@ -243,7 +249,8 @@ func (h *taskShare[A]) help(w *forkjoin.Worker) {
 }
 
 // helpOn runs help's work on w, recording a panic (or a runtime.Goexit,
-// which goes on unwinding) for the caller.
+// which goes on unwinding) for the caller. (A Goexit also reaches the
+// pool's panic handler, as for any Execute task: no recover stops it.)
 func (h *taskShare[A]) helpOn(w *forkjoin.Worker) {
 	finished := false
 	defer func() {

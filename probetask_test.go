@@ -371,3 +371,28 @@ func TestWatcherExitsAfterTaskLoops(t *testing.T) {
 	})
 	testenv.WaitUntil(t, "the watcher to exit", func() bool { return !watcherRunning.Load() })
 }
+
+// TestShortLoopInsideTaskCompensated: with the pool's other worker busy,
+// a loop whose indices block in forkjoin.Block still goes through: the
+// compensating worker Block starts takes the helper task, and the index it
+// runs blocks in Block in turn.
+func TestShortLoopInsideTaskCompensated(t *testing.T) {
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	defer two.Close()
+	release := make(chan struct{})
+	busy := make(chan struct{})
+	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
+	<-busy
+	g := newPairGate()
+	got := inTask(t, two, func(w *forkjoin.Worker) any {
+		out := make([]int, 3)
+		ForW(w, 3, func(r forkjoin.Runner, i int) {
+			forkjoin.Block(r.(*forkjoin.Worker), g.enter)
+			out[i] = i * i
+		})
+		return out
+	})
+	close(release)
+	require.Equal(t, squares(3), got)
+	require.False(t, g.hung.Load())
+}
