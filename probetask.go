@@ -158,6 +158,12 @@ func (s *rangeSpec[A]) share(c uint64) {
 	h.leave()
 }
 
+// taskOpen reports whether c is the cursor of a loop that is running,
+// unshared, with indices left to claim.
+func taskOpen(c uint64) bool {
+	return c&tpShared == 0 && c&tpMask < c>>tpBits&tpMask
+}
+
 // join counts a helper in, unless every participant has left already.
 func (h *taskShare[A]) join() bool {
 	for {
@@ -294,7 +300,7 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 	gen := tp.rec.cur.Load()>>tpGenShift + 1
 	base := gen<<tpGenShift | uint64(n)<<tpBits
 	tp.rec.cur.Store(base | 1) // open, with [0, 1) claimed
-	slot := registerTask(&tp.rec, w)
+	registerTask(&tp.rec, w)
 	k := 1
 	var h *taskShare[A] // set once the caller has seen the cursor shared
 	finished := false
@@ -306,7 +312,6 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 		// stop the loop, wait for the participants, unwind with a
 		// *PanicError.
 		v := recover()
-		unregisterTask(slot)
 		if h == nil && !tp.rec.cur.CompareAndSwap(base|uint64(k), base|uint64(n)) {
 			h = tp.sharedFor(gen)
 		}
@@ -338,7 +343,6 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 		k = end
 		acc = s.runLeaf(r, acc, lo, k)
 	}
-	unregisterTask(slot)
 	if h == nil {
 		finished = true
 		return acc

@@ -13,16 +13,21 @@ import (
 // indices. Only something other than the caller can do that: the caller
 // is in user code, which no wake-up reaches, so the watcher looks at the
 // loops registered with it on a timer (forkjoin's slow-task watchdog,
-// slow.go, does the same for tasks). A loop is registered by probeRun
-// (probe.go) for as long as its caller runs indices itself.
+// slow.go, does the same for tasks). A loop called from outside the pool
+// is registered by probeRun (probe.go) for as long as its caller runs
+// indices itself; one called from inside a task by taskProbeRun
+// (probetask.go), in a slot of its own kind, whose record stays there
+// after the loop until the watcher's next tick clears it (so that a
+// worker's next loop on the same recycled spec registers with one load).
 //
-// Invariant: the watcher hands over only a loop it saw registered at two
-// consecutive ticks, so one that has run at least one tick
-// (watcherTick); a loop that ends sooner is never touched, whatever its
-// length. The watcher runs only while loops are registered: it starts at
+// Invariant: the watcher hands over (or shares) only a loop it saw
+// registered at two consecutive ticks, so one that has run at least one
+// tick (watcherTick); a loop that ends sooner is never touched, whatever
+// its length. The watcher runs only while slots are taken: it starts at
 // the first registration and exits after watcherIdleTicks ticks that found
-// no loop, so an idle process pays nothing and goleak sees no goroutine
-// once the helpers have returned (plus at most watcherIdleTicks ticks).
+// every slot free, so an idle process pays nothing and goleak sees no
+// goroutine once the helpers have returned (plus at most watcherIdleTicks
+// ticks and the tick that clears the task slots).
 // Registration and exit are ordered by a Dekker handshake on two
 // sequentially consistent atomics (the slot and watcherRunning): a loop
 // registered while the watcher decides to exit is seen by the exiting
@@ -91,11 +96,23 @@ func startWatcher() {
 	}
 }
 
-// registerTask registers rec, a loop called from inside a task, and
-// returns its slot, or -1 if every slot is taken. A worker starts looking
-// at a slot of its own (four per worker index, for nested loops), anyone
-// else at a random one.
-func registerTask(rec *taskRecord, w *forkjoin.Worker) int {
+// registerTask makes sure rec, a loop called from inside a task whose
+// cursor the caller has just opened, is in one of the task slots. A
+// record stays in its slot after its loop has ended, so that the next
+// loop of a recycled spec (For's, which sync.Pool tends to hand back to
+// the same worker) finds itself registered and pays one load; the watcher
+// clears the slots of records whose loop has ended at its next tick. A
+// worker looks from a slot of its own (four per worker index, for nested
+// loops), anyone else from a random one. If every slot holds another
+// loop, rec runs unwatched, on its caller.
+//
+// The caller's open (a sequentially consistent store) comes before its
+// loads here, and the watcher's clearing CAS before its load of the
+// cursor (watchProbes): either the caller sees its record gone and
+// registers it again, or the watcher sees the cursor open and puts the
+// record back, possibly both (a record in two slots is harmless: the
+// second share attempt finds the cursor shared).
+func registerTask(rec *taskRecord, w *forkjoin.Worker) {
 	var first uint32
 	if w != nil {
 		first = uint32(w.Index()) * 4
@@ -103,19 +120,26 @@ func registerTask(rec *taskRecord, w *forkjoin.Worker) int {
 		first = rand.Uint32()
 	}
 	for i := range uint32(taskSlots) {
-		slot := int((first + i) % taskSlots)
-		if taskLoops[slot].rec.CompareAndSwap(nil, rec) {
-			startWatcher()
-			return slot
+		slot := &taskLoops[(first+i)%taskSlots].rec
+		switch slot.Load() {
+		case rec:
+			return
+		case nil:
+			if slot.CompareAndSwap(nil, rec) {
+				startWatcher()
+				return
+			}
 		}
 	}
-	return -1
 }
 
-// unregisterTask frees the slot registerTask returned (-1: none).
-func unregisterTask(slot int) {
-	if slot >= 0 {
-		taskLoops[slot].rec.Store(nil)
+// placeTask puts rec in a free task slot, if any (the watcher's side of
+// registerTask).
+func placeTask(rec *taskRecord) {
+	for i := range taskLoops {
+		if taskLoops[i].rec.CompareAndSwap(nil, rec) {
+			return
+		}
 	}
 }
 
@@ -164,7 +188,16 @@ func watchProbes() {
 				found = true
 				c := now.rec.cur.Load()
 				now.gen = c >> tpGenShift
-				if now == seenTasks[i] && c&tpShared == 0 && c&tpMask < c>>tpBits&tpMask {
+				switch {
+				case !taskOpen(c):
+					// Ended, or shared: clear the slot, and put the
+					// record back if its caller opened a new loop
+					// meanwhile (see registerTask).
+					if taskLoops[i].rec.CompareAndSwap(now.rec, nil) && taskOpen(now.rec.cur.Load()) {
+						placeTask(now.rec)
+					}
+					now = taskRegistration{}
+				case now == seenTasks[i]:
 					now.rec.owner.share(c)
 				}
 			}
