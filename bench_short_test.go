@@ -90,7 +90,8 @@ func shortBenchPool(b *testing.B) *forkjoin.Pool {
 // fine-grained nesting the task probe must not slow down (impl=seq: the
 // inner loop written out); ShortLoopInsideSlow: For(w, 100, spin) inside a
 // task on a pool of GOMAXPROCS workers (impl=seq: the plain loop in the
-// task).
+// task), and the same with time.Sleep, whose speed-up a loaded machine
+// does not hide (spinning indices need a free CPU each).
 
 func BenchmarkShortLoopInsideCheap(b *testing.B) {
 	p := shortBenchPool(b)
@@ -153,24 +154,30 @@ func BenchmarkShortLoopInsideNested(b *testing.B) {
 func BenchmarkShortLoopInsideSlow(b *testing.B) {
 	p := shortBenchPool(b)
 	for _, d := range []time.Duration{100 * time.Microsecond, time.Millisecond} {
-		body := func(int) { spin(d) }
-		b.Run("d="+d.String()+"/impl=seq", func(b *testing.B) {
-			for b.Loop() {
-				forkjoin.Invoke(p, func(*forkjoin.Worker) struct{} {
-					for i := range 100 {
-						body(i)
-					}
-					return struct{}{}
-				})
+		for _, kind := range []string{"spin", "sleep"} {
+			body := func(int) { spin(d) }
+			if kind == "sleep" {
+				body = func(int) { time.Sleep(d) }
 			}
-		})
-		b.Run("d="+d.String()+"/impl=magpie", func(b *testing.B) {
-			for b.Loop() {
-				forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
-					magpie.For(w, 100, body)
-					return struct{}{}
-				})
-			}
-		})
+			name := "d=" + d.String() + "/body=" + kind
+			b.Run(name+"/impl=seq", func(b *testing.B) {
+				for b.Loop() {
+					forkjoin.Invoke(p, func(*forkjoin.Worker) struct{} {
+						for i := range 100 {
+							body(i)
+						}
+						return struct{}{}
+					})
+				}
+			})
+			b.Run(name+"/impl=magpie", func(b *testing.B) {
+				for b.Loop() {
+					forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+						magpie.For(w, 100, body)
+						return struct{}{}
+					})
+				}
+			})
+		}
 	}
 }
