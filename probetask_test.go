@@ -281,11 +281,11 @@ func TestShortLoopInsideTaskCanceled(t *testing.T) {
 				running.Add(1)
 				defer running.Add(-1)
 				ran.Add(1)
+				if i == 1 {
+					cancel() // before index 0 can go on: it finds the computation canceled
+				}
 				if i < 2 {
 					g.enter()
-				}
-				if i == 1 {
-					cancel()
 				}
 				time.Sleep(100 * time.Microsecond)
 			})
