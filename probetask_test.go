@@ -396,3 +396,26 @@ func TestShortLoopInsideTaskCompensated(t *testing.T) {
 	require.Equal(t, squares(3), got)
 	require.False(t, g.hung.Load())
 }
+
+// TestShortLoopInsideTaskSlackInline: the task probe's gate. With the
+// pool's other worker busy, a task with nothing on its deque probes its
+// short loops (a worker may go idle and join), and one with a fork queued
+// (Surplus() >= 1) runs them inline.
+func TestShortLoopInsideTaskSlackInline(t *testing.T) {
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	defer two.Close()
+	release := make(chan struct{})
+	busy := make(chan struct{})
+	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
+	<-busy
+	testenv.Within(t, "the task", func() {
+		forkjoin.Invoke(two, func(w *forkjoin.Worker) struct{} {
+			assert.False(t, smallInline(w, 100, 0), "empty deque: the task probe")
+			f := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 1 })
+			assert.True(t, smallInline(w, 100, 0), "a fork queued, no worker idle: inline")
+			assert.Equal(t, 1, f.Join(w))
+			return struct{}{}
+		})
+	})
+	close(release)
+}
