@@ -380,6 +380,7 @@ func TestShortLoopInsideTaskCompensated(t *testing.T) {
 	two := forkjoin.New(forkjoin.WithParallelism(2))
 	defer two.Close()
 	release := make(chan struct{})
+	defer close(release) // before two.Close, also when the test fails
 	busy := make(chan struct{})
 	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
 	<-busy
@@ -392,7 +393,6 @@ func TestShortLoopInsideTaskCompensated(t *testing.T) {
 		})
 		return out
 	})
-	close(release)
 	require.Equal(t, squares(3), got)
 	require.False(t, g.hung.Load())
 }
@@ -405,6 +405,7 @@ func TestShortLoopInsideTaskSlackInline(t *testing.T) {
 	two := forkjoin.New(forkjoin.WithParallelism(2))
 	defer two.Close()
 	release := make(chan struct{})
+	defer close(release) // before two.Close, also when the test fails
 	busy := make(chan struct{})
 	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
 	<-busy
@@ -417,5 +418,4 @@ func TestShortLoopInsideTaskSlackInline(t *testing.T) {
 			return struct{}{}
 		})
 	})
-	close(release)
 }
