@@ -29,10 +29,11 @@ import (
 // *forkjoin.PanicError with ErrGoexit without waiting for a piece another
 // worker took, as for every join (see forkjoin.Join).
 //
-// Calls must not wait for one another: on a one-worker pool, or inside a
-// task with at most SequentialThreshold calls and no Grain, they run one
-// after the other; from outside, a short loop reaches the other workers
-// only after a tick of the probe (see SequentialThreshold); and on the
+// Calls must not wait for one another: on a one-worker pool they run one
+// after the other; inside a task, a short loop runs on its worker when the
+// worker has tasks queued for the idle ones; otherwise a short loop
+// reaches the other workers only after a tick of the probe (see
+// SequentialThreshold), from outside or inside a task; and on the
 // pool fewer calls may run at once than there are waiters. With
 // ForContext this includes waiting on ctx.Done() for the cancel another
 // call's error triggers, errgroup's common pattern: a call that blocks
@@ -45,8 +46,8 @@ import (
 // with ForContext, calls that see the canceled context and return
 // ctx.Err() would hide the error that caused the cancel. When only one
 // index fails, or the loop runs sequentially (a Grain covering n, a
-// one-worker pool, or inside a task n at most SequentialThreshold without
-// a Grain), the result is the sequential loop's.
+// one-worker pool, or a short loop the probe keeps on its caller), the
+// result is the sequential loop's.
 //
 // r, the options, the sequential threshold and panics are as for For; a
 // panic in body also stops the loop as an error does, and is re-raised as

@@ -18,13 +18,17 @@ import (
 // and goes to the pool once it has run longer than handing it over costs
 // (about 50 µs), whatever n: 100 iterations of a millisecond run on every
 // worker, 100 of a nanosecond on the caller. Inside a task, a loop of at
-// most SequentialThreshold iterations runs sequentially on the worker.
-// Grain(g) splits the range into pieces of at most g iterations from the
+// most SequentialThreshold iterations is decided by time too: it starts on
+// the worker, and once it has run a tick of the probe (50 to 100 µs) idle
+// workers join it, even while the worker is inside an iteration; it runs
+// on the worker without the probe when the worker has tasks queued for
+// the idle workers to steal (see SequentialThreshold). Grain(g) splits the range into pieces of at most g iterations from the
 // start; Grain(1) makes every iteration a task.
 //
 // To nest helpers, call them inside body with the pool, not with an outer
 // *Worker: body may run on any worker, and a call with a *Pool from one of
-// that pool's own workers runs inline in the worker's computation.
+// that pool's own workers runs in the worker's computation (ForW hands
+// body the Runner directly).
 //
 // A panic in body reaches the caller as a *forkjoin.PanicError once the
 // other iterations in flight have stopped; the pool survives. For panics if

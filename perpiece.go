@@ -19,9 +19,10 @@ import "github.com/magpie-go/magpie/forkjoin"
 // since body gets a copy.
 //
 // How often init is called: never when n is 0; once when the loop runs on
-// the caller (a Grain covering n, a pool of one worker, or inside a task n
-// at most SequentialThreshold; from outside, a loop the probe keeps on the
-// caller); otherwise once per piece: with Grain(g) about n/g times
+// the caller (a Grain covering n, a pool of one worker, or a short loop
+// the probe keeps on the caller, from outside or inside a task); once more
+// per chunk when the task probe shares a short loop inside a task with idle
+// workers; otherwise once per piece: with Grain(g) about n/g times
 // (each piece holds at most g indices), adaptively once plus once per split,
 // and lazy splitting splits only when a worker is idle, typically a few
 // times per worker. init must be safe to call concurrently. r, the options

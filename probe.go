@@ -45,9 +45,9 @@ import (
 // loop either finds it closed or claims from the new loop, consistently.
 //
 // A caller that is itself a worker of some pool (a helper called with a
-// *Pool from inside a task) never registers: it must not block on a
-// hand-over while its own pool may need it, so its short loops run inline
-// as they do inside a task (see smallInline).
+// *Pool from inside a task) never registers here: it must not block on a
+// hand-over while its own pool may need it, so its short loops go to the
+// task probe (probetask.go), which waits only for work already running.
 
 // probeRecord is the part of a loop's probe the watcher sees.
 type probeRecord struct {
@@ -125,8 +125,9 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 	ps := &s.probe
 	onWorker := forkjoin.OnWorker()
 	if onWorker && n <= SequentialThreshold {
-		// A worker must not wait on a hand-over: inline, as inside a task.
-		return inlineLeaf(s, r, s.start(), 0, n)
+		// A worker must not wait on a hand-over: the task probe, which
+		// waits only for work already running (probetask.go).
+		return taskProbeRun(s, r, nil, p, n)
 	}
 	// The first accumulator before the registration: a panic in it
 	// (ReduceWith's newAcc) must not leave the record registered.

@@ -18,9 +18,15 @@ import (
 //
 //  1. Inline on the caller's goroutine, with no pool round trip, when the
 //     pool has one worker, when a fixed Grain covers n, or, without a
-//     Grain, when n <= SequentialThreshold and the caller is inside the
-//     pool (a *Worker, or a worker's goroutine): there the loop is part of
-//     a computation that already keeps the workers busy.
+//     Grain, when n <= SequentialThreshold and the caller is a task's
+//     *Worker with slack queued (Surplus() >= 1, slackQueued): every
+//     worker is busy, or has the caller's queued tasks to steal.
+//  1b. Without a Grain, n <= SequentialThreshold, from inside a task
+//     otherwise (a *Worker whose deque is empty or with a worker idle, or
+//     a *Pool from a worker's goroutine): the task probe (probetask.go).
+//     The caller runs the loop in batches, registered with the watcher;
+//     a loop still running after a tick is shared with helper tasks that
+//     idle workers run, claiming chunks with the caller.
 //  2. By default, called from outside the pool (a *Pool or nil), the probe
 //     (probe.go): the caller runs the iterations itself, in batches it
 //     claims from a cursor, and the parallel decision is made by time, not
@@ -59,17 +65,22 @@ import (
 // test per chunk.
 
 // SequentialThreshold is the number of iterations (elements) at or below
-// which a helper without a Grain option treats a loop as short. Called from
-// inside a task (a *Worker, or a *Pool from one of its workers), a short
-// loop runs sequentially on the calling worker, as part of a computation
-// that already keeps the pool busy. Called from outside, a short loop
-// starts on the caller too, without reading the clock, and goes to the pool
-// only if it is still running after about 50 µs (the probe's budget): 100
-// iterations of a millisecond run on every worker, 100 of a nanosecond on
-// the caller. A longer loop measures its iterations with the clock as it
-// goes. To split a short loop of expensive iterations from the start, or
-// from inside a task, pass a Grain smaller than n, such as Grain(1), or use
-// Do.
+// which a helper without a Grain option treats a loop as short. A short
+// loop starts on the caller, without reading the clock, and goes parallel
+// only if it is still running after about 50 µs (the probe's budget, one
+// to two ticks of the watcher): 100 iterations of a millisecond run on
+// every worker, 100 of a nanosecond on the caller. That holds from outside
+// the pool (the rest goes to the pool: TestShortLoopGoesParallel) and from
+// inside a task, with the *Worker or with a *Pool from a worker's
+// goroutine (idle workers join the loop: TestShortLoopInsideTaskGoesParallel).
+// One exception inside a task: a *Worker that has tasks queued on its
+// deque for the idle workers (Worker.Surplus() >= 1, the engine's own test
+// for having enough parallel slack) runs a short loop on itself, with no
+// probe, so that fine-grained loops nested in a busy computation cost
+// nothing extra. A longer loop measures its iterations with the clock as it
+// goes (outside) or goes to the engine (inside). To split a short loop of
+// expensive iterations from the start, pass a Grain smaller than n, such
+// as Grain(1), or use Do.
 const SequentialThreshold = 1024
 
 // lbsChunkDiv bounds a chunk to 1/lbsChunkDiv of the remaining range.
@@ -114,6 +125,7 @@ type rangeSpec[A any] struct {
 	grain   int
 	limit   *rangeLimit   // if set, pieces at or above it are skipped (early exit)
 	probe   probeState[A] // the caller's probe from outside the pool (probe.go)
+	tprobe  taskProbe[A]  // the caller's probe from inside a task (probetask.go)
 }
 
 // rangeLimit is the early-exit bound of one call: no iteration at index
@@ -227,9 +239,17 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 		return s.start()
 	}
 	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
-		// Inside a task: no round trip to avoid, so no probe.
-		if runInline(w.Pool().Parallelism(), n, s.grain) || (s.grain == 0 && n <= SequentialThreshold) {
+		// Inside a task: a short loop goes to the task probe, a longer
+		// one to the engine on w, which splits when a worker is idle.
+		p := w.Pool()
+		if runInline(p.Parallelism(), n, s.grain) {
 			return inlineLeaf(s, w, s.start(), 0, n)
+		}
+		if s.grain == 0 && n <= SequentialThreshold {
+			if slackQueued(w) {
+				return inlineLeaf(s, w, s.start(), 0, n)
+			}
+			return taskProbeRun(s, w, w, p, n)
 		}
 		return computeOn(w, s, n)
 	}
@@ -259,10 +279,10 @@ func computeOn[A any](w *forkjoin.Worker, s *rangeSpec[A], n int) A {
 // sequentially on the caller, before it builds anything for the engine,
 // so that this path is a plain loop with no allocation and no clock read:
 // n <= 1; a fixed grain that covers n; or, without a grain, n at most
-// SequentialThreshold when the probe is not wanted: inside a task (r a
-// *Worker, or the caller a worker of some pool; see probe.go) or on a
-// pool of one worker. A short loop called from outside goes to the engine,
-// whose probe runs it on the caller unless it lasts (probe.go).
+// SequentialThreshold when the probe is not wanted: on a pool of one
+// worker, or inside a task whose *Worker has slack queued (slackQueued).
+// Any other short loop goes to the engine, whose probe runs it on the
+// caller unless it lasts (probe.go from outside, probetask.go inside).
 func smallInline(r forkjoin.Runner, n, grain int) bool {
 	switch {
 	case grain > 0:
@@ -272,10 +292,21 @@ func smallInline(r forkjoin.Runner, n, grain int) bool {
 	case n > SequentialThreshold:
 		return false
 	}
-	if _, ok := r.(*forkjoin.Worker); ok {
-		return true
+	if w, ok := r.(*forkjoin.Worker); ok {
+		return w.Pool().Parallelism() <= 1 || slackQueued(w)
 	}
-	return runnerPool(r).Parallelism() <= 1 || forkjoin.OnWorker()
+	return runnerPool(r).Parallelism() <= 1
+}
+
+// slackQueued reports whether w, inside a task, has parallel slack queued:
+// Surplus() >= lbsSurplus, more tasks on its deque than idle workers to
+// steal them, the test by which the engine stops splitting. A short loop
+// then runs inline on w, with no probe: every worker is busy or has w's
+// queued tasks to take, so a helper could not start, and nested
+// fine-grained loops pay nothing (probetask.go). Otherwise (w's deque
+// empty, or a worker idle) the loop goes to the task probe.
+func slackQueued(w *forkjoin.Worker) bool {
+	return w.Surplus() >= lbsSurplus
 }
 
 // shortByCount reports whether a loop of n iterations is short by its

@@ -3,6 +3,7 @@ package magpie
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -93,8 +94,9 @@ func TestRunInline(t *testing.T) {
 }
 
 // TestSmallInline: a helper runs a short loop without a Grain as a plain
-// loop inside a task and on a one-worker pool, and sends it to the probe
-// from outside a pool of several workers.
+// loop on a one-worker pool, and sends it to the probe on a pool of
+// several workers, from outside (probe.go) and from inside a task
+// (probetask.go).
 func TestSmallInline(t *testing.T) {
 	p, single := testPools(t)
 	require.True(t, smallInline(p, 1, 0))
@@ -106,9 +108,14 @@ func TestSmallInline(t *testing.T) {
 	require.True(t, smallInline(p, 10, 10), "grain covers n")
 	require.False(t, smallInline(p, 11, 10))
 	forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
-		require.True(t, smallInline(w, SequentialThreshold, 0), "inside a task")
-		require.True(t, smallInline(p, SequentialThreshold, 0), "on a worker, with the *Pool")
-		require.False(t, smallInline(w, SequentialThreshold+1, 0))
+		assert.False(t, smallInline(w, SequentialThreshold, 0), "inside a task: the task probe")
+		assert.False(t, smallInline(p, SequentialThreshold, 0), "on a worker, with the *Pool: the task probe")
+		assert.True(t, smallInline(single, SequentialThreshold, 0), "on a worker, with a one-worker *Pool")
+		assert.False(t, smallInline(w, SequentialThreshold+1, 0))
+		return struct{}{}
+	})
+	forkjoin.Invoke(single, func(w *forkjoin.Worker) struct{} {
+		assert.True(t, smallInline(w, SequentialThreshold, 0), "inside a task of a one-worker pool")
 		return struct{}{}
 	})
 }

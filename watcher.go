@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/magpie-go/magpie/forkjoin"
 )
 
 // The probe watcher: the one goroutine of the process that hands the rest
@@ -11,16 +13,21 @@ import (
 // indices. Only something other than the caller can do that: the caller
 // is in user code, which no wake-up reaches, so the watcher looks at the
 // loops registered with it on a timer (forkjoin's slow-task watchdog,
-// slow.go, does the same for tasks). A loop is registered by probeRun
-// (probe.go) for as long as its caller runs indices itself.
+// slow.go, does the same for tasks). A loop called from outside the pool
+// is registered by probeRun (probe.go) for as long as its caller runs
+// indices itself; one called from inside a task by taskProbeRun
+// (probetask.go), in a slot of its own kind, whose record stays there
+// after the loop until the watcher's next tick clears it (so that a
+// worker's next loop on the same recycled spec registers with one load).
 //
-// Invariant: the watcher hands over only a loop it saw registered at two
-// consecutive ticks, so one that has run at least one tick
-// (watcherTick); a loop that ends sooner is never touched, whatever its
-// length. The watcher runs only while loops are registered: it starts at
+// Invariant: the watcher hands over (or shares) only a loop it saw
+// registered at two consecutive ticks, so one that has run at least one
+// tick (watcherTick); a loop that ends sooner is never touched, whatever
+// its length. The watcher runs only while slots are taken: it starts at
 // the first registration and exits after watcherIdleTicks ticks that found
-// no loop, so an idle process pays nothing and goleak sees no goroutine
-// once the helpers have returned (plus at most watcherIdleTicks ticks).
+// every slot free, so an idle process pays nothing and goleak sees no
+// goroutine once the helpers have returned (plus at most watcherIdleTicks
+// ticks and the tick that clears the task slots).
 // Registration and exit are ordered by a Dekker handshake on two
 // sequentially consistent atomics (the slot and watcherRunning): a loop
 // registered while the watcher decides to exit is seen by the exiting
@@ -42,10 +49,23 @@ const (
 	watcherIdleTicks = int(10 * time.Millisecond / watcherTick)
 )
 
+// taskSlots is how many loops called from inside tasks can be registered
+// at once (probetask.go), process wide; one that finds none runs
+// unwatched, on its caller.
+const taskSlots = 64
+
 var (
 	// watchedLoops are the registered loops; a nil slot is free. A loop
 	// takes a slot by CAS from nil and frees it with a store of nil.
 	watchedLoops [watcherSlots]atomic.Pointer[probeRecord]
+
+	// taskLoops are the registered loops called from inside tasks, one
+	// slot a cache line, so that the workers, which start from a slot of
+	// their own (their index), do not contend for lines.
+	taskLoops [taskSlots]struct {
+		rec atomic.Pointer[taskRecord]
+		_   [56]byte
+	}
 
 	// watcherRunning is true while a watcher goroutine is running (or
 	// about to be started by the registration that set it).
@@ -60,13 +80,67 @@ func registerProbe(rec *probeRecord) int {
 		slot := int((first + i) % watcherSlots)
 		if watchedLoops[slot].CompareAndSwap(nil, rec) {
 			rec.seq.Add(1)
-			if !watcherRunning.Load() && watcherRunning.CompareAndSwap(false, true) {
-				go watchProbes()
-			}
+			startWatcher()
 			return slot
 		}
 	}
 	return -1
+}
+
+// startWatcher starts the watcher if none runs. Called after a
+// registration (a sequentially consistent CAS), whose slot a watcher
+// deciding to exit meanwhile sees.
+func startWatcher() {
+	if !watcherRunning.Load() && watcherRunning.CompareAndSwap(false, true) {
+		go watchProbes()
+	}
+}
+
+// registerTask makes sure rec, a loop called from inside a task whose
+// cursor the caller has just opened, is in one of the task slots. A
+// record stays in its slot after its loop has ended, so that the next
+// loop of a recycled spec (For's, which sync.Pool tends to hand back to
+// the same worker) finds itself registered and pays one load; the watcher
+// clears the slots of records whose loop has ended at its next tick. A
+// worker looks from a slot of its own (four per worker index, for nested
+// loops), anyone else from a random one. If every slot holds another
+// loop, rec runs unwatched, on its caller.
+//
+// The caller's open (a sequentially consistent store) comes before its
+// loads here, and the watcher's clearing CAS before its load of the
+// cursor (watchProbes): either the caller sees its record gone and
+// registers it again, or the watcher sees the cursor open and puts the
+// record back, possibly both (a record in two slots is harmless: the
+// second share attempt finds the cursor shared).
+func registerTask(rec *taskRecord, w *forkjoin.Worker) {
+	var first uint32
+	if w != nil {
+		first = uint32(w.Index()) * 4
+	} else {
+		first = rand.Uint32()
+	}
+	for i := range uint32(taskSlots) {
+		slot := &taskLoops[(first+i)%taskSlots].rec
+		switch slot.Load() {
+		case rec:
+			return
+		case nil:
+			if slot.CompareAndSwap(nil, rec) {
+				startWatcher()
+				return
+			}
+		}
+	}
+}
+
+// placeTask puts rec in a free task slot, if any (the watcher's side of
+// registerTask).
+func placeTask(rec *taskRecord) {
+	for i := range taskLoops {
+		if taskLoops[i].rec.CompareAndSwap(nil, rec) {
+			return
+		}
+	}
 }
 
 // unregisterProbe frees the slot registerProbe returned (-1: none).
@@ -89,6 +163,11 @@ func watchProbes() {
 		seq uint64
 	}
 	var seen [watcherSlots]registration
+	type taskRegistration struct {
+		rec *taskRecord
+		gen uint64
+	}
+	var seenTasks [taskSlots]taskRegistration
 	idle := 0
 	for range tick.C {
 		found := false
@@ -102,6 +181,27 @@ func watchProbes() {
 				}
 			}
 			seen[i] = now
+		}
+		for i := range taskLoops {
+			now := taskRegistration{rec: taskLoops[i].rec.Load()}
+			if now.rec != nil {
+				found = true
+				c := now.rec.cur.Load()
+				now.gen = c >> tpGenShift
+				switch {
+				case !taskOpen(c):
+					// Ended, or shared: clear the slot, and put the
+					// record back if its caller opened a new loop
+					// meanwhile (see registerTask).
+					if taskLoops[i].rec.CompareAndSwap(now.rec, nil) && taskOpen(now.rec.cur.Load()) {
+						placeTask(now.rec)
+					}
+					now = taskRegistration{}
+				case now == seenTasks[i]:
+					now.rec.owner.share(c)
+				}
+			}
+			seenTasks[i] = now
 		}
 		if found {
 			idle = 0
@@ -124,6 +224,11 @@ func watchProbes() {
 func anyWatched() bool {
 	for i := range watchedLoops {
 		if watchedLoops[i].Load() != nil {
+			return true
+		}
+	}
+	for i := range taskLoops {
+		if taskLoops[i].rec.Load() != nil {
 			return true
 		}
 	}
