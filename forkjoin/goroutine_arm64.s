@@ -1,4 +1,4 @@
-//go:build gc
+//go:build gc && !magpie_stackkey
 
 // The calling goroutine's identity on arm64: see goroutine_asm.go.
 // gc only: gccgo has its own assembler syntax, and goroutine_other.go
