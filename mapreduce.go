@@ -182,7 +182,14 @@ func Filter[S ~[]E, E any](r forkjoin.Runner, in S, keep func(E) bool, opts ...O
 	if keep == nil {
 		panic("magpie: Filter called with a nil keep")
 	}
-	return S(filterMap(r, in, func(x E) (E, bool) { return x, keep(x) }, opts))
+	return S(filterLeaves(r, in, func(seg []E, part []E) []E {
+		for _, x := range part {
+			if keep(x) {
+				seg = append(seg, x)
+			}
+		}
+		return seg
+	}, opts))
 }
 
 // Number is the constraint of Sum: the integer, floating-point and complex

@@ -15,8 +15,10 @@ import "github.com/magpie-go/magpie/forkjoin"
 // two calls at the same time: body may write to it without locks. One
 // state sees a contiguous run of increasing indices; it may pass from the
 // caller's goroutine to a worker between two of them (never back and
-// forth), so T should not be tied to a goroutine. T is usually a pointer,
-// since body gets a copy.
+// forth), so T should not be tied to a goroutine. Inside the pool, a
+// piece's state is made by init on the worker that runs the piece, so
+// that small states of different workers do not share cache lines. T is
+// usually a pointer, since body gets a copy.
 //
 // How often init is called: never when n is 0; once when the loop runs on
 // the caller (a Grain covering n, a pool of one worker, or a short loop

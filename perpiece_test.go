@@ -1,7 +1,9 @@
 package magpie
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -148,4 +150,50 @@ func TestPerPieceInputs(t *testing.T) {
 		MapInit[int, int](nil, []int{1}, initInt, nil)
 	})
 	require.Equal(t, []int{}, MapInit(nil, []int{}, func() int { panic("not called") }, func(int, int) int { return 0 }))
+}
+
+// testGoid returns the id of the calling goroutine, read from the header
+// of runtime.Stack ("goroutine 18 [running]:").
+func testGoid() uint64 {
+	var buf [64]byte
+	s := buf[:runtime.Stack(buf[:], false)]
+	s = bytes.TrimPrefix(s, []byte("goroutine "))
+	id, err := strconv.ParseUint(string(s[:bytes.IndexByte(s, ' ')]), 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// TestPieceStateMadeWhereItRuns: inside a task (no probe, whose caller
+// may pass its state to a worker), every state of ForInit, MapInit and
+// ReduceWith is made by init on the goroutine that runs the piece it
+// starts, so that a worker's small states do not come from another
+// worker's allocation cache and share cache lines with its states
+// (split.go, freshRangeTask). Fails before: the forked half's state was
+// made by the worker that split, and a stolen half ran on another.
+func TestPieceStateMadeWhereItRuns(t *testing.T) {
+	p, _ := testPools(t)
+	const n = 4000
+	type state struct{ goid uint64 }
+	in := make([]int, n)
+	for round := range 5 {
+		var made, moved atomic.Int64
+		newState := func() *state { made.Add(1); return &state{testGoid()} }
+		use := func(s *state) {
+			if s.goid != testGoid() {
+				moved.Add(1)
+			}
+		}
+		forkjoin.Run(p, func(w *forkjoin.Worker) struct{} {
+			ForInit(w, n, newState, func(s *state, _ int) { use(s) })
+			MapInit(w, in, newState, func(s *state, x int) int { use(s); return x })
+			ReduceWith(w, in, newState, func(s *state, _ int) *state { use(s); return s },
+				func(a, b *state) *state { return a })
+			return struct{}{}
+		})
+		what := fmt.Sprintf("round %d", round)
+		require.Greater(t, made.Load(), int64(3), what+": the loops split")
+		require.Zero(t, moved.Load(), what+": calls on a state made by another goroutine")
+	}
 }

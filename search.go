@@ -1,6 +1,10 @@
 package magpie
 
-import "github.com/magpie-go/magpie/forkjoin"
+import (
+	"sync/atomic"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
 
 // IndexFunc returns the lowest index i with pred(s[i]) true, or -1 if
 // there is none, as slices.IndexFunc does, calling pred in parallel on r.
@@ -105,7 +109,8 @@ func search[E any](r forkjoin.Runner, s []E, pred func(E) bool, want, anywhere b
 
 // scan is search's leaf: it tests s[lo:hi] in order, checking the bound
 // before every element, so that a long piece stops within one call of the
-// decision.
+// decision. The loop itself is scanFirst, out of line and without a
+// deferred closure, so that its variables stay in registers.
 func scan[E any](s []E, lo, hi int, pred func(E) bool, want, anywhere bool, lim *rangeLimit) {
 	finished := false
 	defer func() {
@@ -117,17 +122,33 @@ func scan[E any](s []E, lo, hi int, pred func(E) bool, want, anywhere bool, lim 
 			}
 		}
 	}()
-	for i := lo; i < hi && !lim.reached(i); i++ {
-		if pred(s[i]) == want {
-			if anywhere {
-				lim.lower(0)
-			} else {
-				lim.lower(i)
-			}
-			break
+	if i := scanFirst(s[lo:hi], lo, pred, want, &lim.v); i >= 0 {
+		if anywhere {
+			lim.lower(0)
+		} else {
+			lim.lower(i)
 		}
 	}
 	finished = true
+}
+
+// scanFirst returns base+j for the first j with pred(s[j]) == want, or -1
+// if there is none or if the bound reaches base+j first: it loads the bound
+// (one plain load on amd64 and arm64) before every call of pred. It ranges
+// over s rather than indexing, with no closure capturing its variables:
+// written as scan's indexed loop with a deferred closure, the same loop
+// cost 19 ms against 14 ms over 10M int64 on one core (see docs/design.md,
+// "Early exit").
+func scanFirst[E any](s []E, base int, pred func(E) bool, want bool, bound *atomic.Int64) int {
+	for j, x := range s {
+		if int64(base+j) >= bound.Load() {
+			return -1
+		}
+		if pred(x) == want {
+			return base + j
+		}
+	}
+	return -1
 }
 
 // indexSeq is the small-input path of the search helpers: the index of the

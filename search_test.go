@@ -221,3 +221,39 @@ func TestSearchBadInput(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: Any called with a nil predicate", func() { Any(nil, []int{1}, nil) })
 	require.PanicsWithValue(t, "magpie: All called with a nil predicate", func() { All(nil, []int{1}, nil) })
 }
+
+// TestScanFirstBound: search's inner loop returns the absolute index of the
+// first element with pred == want, tests no element at or above the bound
+// (it loads the bound before every call of pred), and returns -1 when the
+// bound comes first, for every bound and match position in a small piece.
+func TestScanFirstBound(t *testing.T) {
+	const base, n = 100, 40
+	s := make([]int, n)
+	for j := range s {
+		s[j] = base + j // the elements are their absolute indices
+	}
+	for _, want := range []bool{true, false} {
+		for match := base; match <= base+n; match++ { // base+n: no match
+			for b := base; b <= base+n+1; b++ {
+				var bound atomic.Int64
+				bound.Store(int64(b))
+				var tested []int
+				got := scanFirst(s, base, func(x int) bool {
+					tested = append(tested, x)
+					return (x == match) == want
+				}, want, &bound)
+				what := fmt.Sprintf("want=%v match=%d bound=%d", want, match, b)
+				stop := min(match+1, b, base+n)
+				require.Equal(t, stop-base, len(tested), what)
+				for j, x := range tested {
+					require.Equal(t, base+j, x, what+": in order")
+				}
+				if match < b && match < base+n {
+					require.Equal(t, match, got, what)
+				} else {
+					require.Equal(t, -1, got, what)
+				}
+			}
+		}
+	}
+}

@@ -225,11 +225,30 @@ func (t rangeTask[A]) split(w *forkjoin.Worker, mid int) A {
 	s := t.spec
 	a, b := task.InvokeBoth[A, A](w,
 		rangeTask[A]{s, t.lo, mid, t.acc},
-		rangeTask[A]{s, mid, t.hi, s.start()})
+		freshRangeTask[A]{s, mid, t.hi})
 	if s.combine == nil {
 		return a
 	}
 	return s.combine(a, b)
+}
+
+// freshRangeTask is the forked half of a split: rangeTask's subrange, whose
+// first accumulator is made (s.start(): ForInit's and MapInit's init,
+// ReduceWith's newAcc) by the worker that runs the half, not by the one
+// that forked it. A state made by the forking worker comes from that
+// worker's allocation cache, next to the states it keeps for itself: small
+// states of two workers then shared cache lines, and every write to one
+// invalidated the other's (ForInit formatting into a 32-byte buffer per
+// piece did 1.5 times the seq loop's work on 2 workers; docs/design.md,
+// "Per-piece state"). TestPieceStateMadeWhereItRuns.
+type freshRangeTask[A any] struct {
+	spec   *rangeSpec[A]
+	lo, hi int
+}
+
+// Compute makes the half's first accumulator here and runs the half.
+func (t freshRangeTask[A]) Compute(w *forkjoin.Worker) A {
+	return rangeTask[A]{t.spec, t.lo, t.hi, t.spec.start()}.Compute(w)
 }
 
 // runRange runs a helper over [0, n), choosing between the inline, probing

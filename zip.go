@@ -60,29 +60,42 @@ func FilterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts ..
 	return filterMap(r, in, f, opts)
 }
 
-// filterMap is FilterMap (and Filter, with f keeping x itself) after the
-// argument checks. Each piece of the input collects what it keeps in a
-// slice of its own; the pieces are then copied, in order, into the result.
+// filterMap is FilterMap after the argument checks: filterLeaves with a
+// leaf that calls f once per element.
 func filterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts []Option) []R {
+	return filterLeaves(r, in, func(seg []R, part []E) []R {
+		for _, x := range part {
+			if y, ok := f(x); ok {
+				seg = append(seg, y)
+			}
+		}
+		return seg
+	}, opts)
+}
+
+// filterLeaves runs FilterMap and Filter: appendKept(seg, part) appends to
+// seg what the sequential loop keeps of part, in order, and returns it. It
+// is called once per leaf, so that the user's function is the only call
+// through a function value per element (Filter passed through FilterMap's
+// f cost two: its wrapper, then keep). Each piece of the input collects
+// what it keeps in a slice of its own; the pieces are then copied, in
+// order, into the result.
+func filterLeaves[E, R any](r forkjoin.Runner, in []E, appendKept func(seg []R, part []E) []R, opts []Option) []R {
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(in), grain) {
-		return filterMapSeq(in, f)
+		return filterLeavesSeq(in, appendKept)
 	}
 	s := &rangeSpec[[][]R]{
-		// As in Filter: a piece that continues an earlier one appends to
-		// its last segment, a new piece adds a segment only if it keeps
-		// something, and segments combine in order.
+		// A piece that continues an earlier one appends to its last
+		// segment, a new piece adds a segment only if it keeps something,
+		// and segments combine in order.
 		leaf: func(acc [][]R, lo, hi int) [][]R {
 			var seg []R
 			if len(acc) > 0 {
 				seg = acc[len(acc)-1]
 				acc = acc[:len(acc)-1]
 			}
-			for _, x := range in[lo:hi] {
-				if y, ok := f(x); ok {
-					seg = append(seg, y)
-				}
-			}
+			seg = appendKept(seg, in[lo:hi])
 			if len(seg) > 0 {
 				acc = append(acc, seg)
 			}
@@ -168,14 +181,11 @@ func map2Seq[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
 	}
 }
 
-func filterMapSeq[E, R any](in []E, f func(E) (R, bool)) (out []R) {
+// filterLeavesSeq is the small-input path of filterLeaves, with a panic
+// turned into a *forkjoin.PanicError as on the pool.
+func filterLeavesSeq[E, R any](in []E, appendKept func(seg []R, part []E) []R) []R {
 	defer rethrow()
-	for _, x := range in {
-		if y, ok := f(x); ok {
-			out = append(out, y)
-		}
-	}
-	return out
+	return appendKept(nil, in)
 }
 
 func forChunksSeq(lo, n, size int, body func(lo, hi int)) {

@@ -113,7 +113,10 @@ func BenchmarkMapErr(b *testing.B) {
 // BenchmarkAnyAll runs Any, ContainsFunc and All over BenchmarkIndexFunc's
 // 10M int64 with a cheap predicate that makes each scan the whole slice
 // (Any and ContainsFunc find nothing, All finds no counter-example): the
-// sequential slices.ContainsFunc, the magpie helper, and every chunk
+// sequential slices.ContainsFunc, the same loop calling the predicate
+// through a function value as every helper must (seq-func: seq against
+// seq-func is the price of the function-value API, which the compiler
+// inlines away in seq and waitgroup), the magpie helper, and every chunk
 // scanned to its end or first hit (waitgroup; no chunk stops another).
 func BenchmarkAnyAll(b *testing.B) {
 	s := searchInput()
@@ -149,6 +152,13 @@ func BenchmarkAnyAll(b *testing.B) {
 			}
 		}
 		b.Run(fmt.Sprintf("op=%s/impl=seq", op.name), func(b *testing.B) { run(b, op.seq) })
+		b.Run(fmt.Sprintf("op=%s/impl=seq-func", op.name), func(b *testing.B) {
+			pred, want := absent, false
+			if op.want {
+				pred, want = present, true
+			}
+			run(b, func() bool { return seqAllFunc(s, pred, want) == want })
+		})
 		b.Run(fmt.Sprintf("op=%s/impl=magpie", op.name), func(b *testing.B) {
 			p := benchPool(b)
 			run(b, func() bool { return op.magpie(p) })
@@ -160,6 +170,19 @@ func BenchmarkAnyAll(b *testing.B) {
 			})
 		})
 	}
+}
+
+// seqAllFunc reports whether pred(x) == want for every x of s, calling
+// pred through a function value (not inlined), as Any and All must.
+//
+//go:noinline
+func seqAllFunc(s []int64, pred func(int64) bool, want bool) bool {
+	for _, x := range s {
+		if pred(x) != want {
+			return false
+		}
+	}
+	return true
 }
 
 // BenchmarkForInit is BenchmarkMapInit's work written as a loop over
