@@ -28,6 +28,9 @@ import (
 // that panics (counted from the deferred path), Execute that calls Block
 // (so that spare workers run some, counted on the spare), and Submit
 // (counted in finished). Each task marks itself finished as its last act.
+// Every other pool paces the submitters (at most about 2 tasks accepted
+// and not started), so that Close often finds the queue nearly empty and
+// the workers about to exit just as a submission is accepted.
 // The marks are copied the moment Close returns: every task whose
 // submission was accepted must be marked in that copy (Close returns only
 // once all accepted work has finished), and must have run exactly once.
@@ -45,7 +48,7 @@ func TestCloseReturnsAfterEveryAcceptedTask(t *testing.T) {
 		runs := make([]atomic.Int32, n)
 		acc := make([]atomic.Bool, n)
 		futures := make([]*forkjoin.Future[int], n)
-		var accepted atomic.Int64
+		var accepted, ranAll atomic.Int64
 		var wg sync.WaitGroup
 		for g := range submitters {
 			wg.Add(1)
@@ -54,7 +57,11 @@ func TestCloseReturnsAfterEveryAcceptedTask(t *testing.T) {
 				for i := range each {
 					id := g*each + i
 					prio := forkjoin.Priority(i%forkjoin.NumPriorities - 1)
+					for r%2 == 1 && accepted.Load()-ranAll.Load() > 2 {
+						runtime.Gosched() // paced: Close finds the queue nearly empty
+					}
 					body := func() {
+						ranAll.Add(1)
 						runs[id].Add(1)
 						time.Sleep(time.Duration(id%3) * time.Microsecond)
 					}
