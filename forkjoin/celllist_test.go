@@ -1,6 +1,8 @@
 package forkjoin
 
 import (
+	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,5 +50,69 @@ func TestCellListIsBounded(t *testing.T) {
 		assert.Equal(t, l.nheld, count(l.held), "%d workers: nheld counts the held list", par)
 		assert.LessOrEqual(t, count(l.ready)+count(l.held), cellListCap, "%d workers: free cells kept by a sleeping worker", par)
 		p.Close()
+	}
+}
+
+// TestTrimKeepsFutureReaders: a task forks three times cellListCap
+// Futures and hands them to a goroutine outside the pool, which Gets them
+// one by one (registered on cells that the owner then joins, holds and
+// frees), while the task joins them all; the worker then sleeps, which
+// trims its lists, and a second burst of as many forks, returning -1,
+// reuses the cells kept. Every Get must still return its own fork's
+// result: a cell trimmed, or kept and reused, under a reader would show
+// it another fork's result.
+func TestTrimKeepsFutureReaders(t *testing.T) {
+	const n = 3 * cellListCap
+	p := New(WithParallelism(1))
+	defer p.Close()
+	handed := make(chan []*Future[int], 1)
+	got := make([]int, n)
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		for i, f := range <-handed {
+			v, err := f.Get(context.Background())
+			if err != nil {
+				t.Errorf("Get %d: %v", i, err)
+				return
+			}
+			got[i] = v
+		}
+	}()
+	var (
+		forker *Worker
+		parks  uint64
+	)
+	Invoke(p, func(w *Worker) int {
+		fs := make([]*Future[int], n)
+		for i := range fs {
+			fs[i] = Fork(w, func(*Worker) int { return i })
+		}
+		handed <- fs
+		for _, f := range fs {
+			f.Join(w)
+		}
+		forker, parks = w, p.WorkerStats()[w.Index()].Parks
+		return 0
+	})
+	testenv.WaitUntil(t, "the forker sleeps (and trims)", func() bool { return p.WorkerStats()[forker.Index()].Parks > parks })
+	Invoke(p, func(w *Worker) int {
+		for range 3 {
+			fs := make([]*Future[int], n)
+			for i := range fs {
+				fs[i] = Fork(w, func(*Worker) int { return -1 })
+			}
+			for _, f := range fs {
+				f.Join(w)
+			}
+		}
+		return 0
+	})
+	testenv.Within(t, "the outside reader", readers.Wait)
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("Get of fork %d returned %d", i, v)
+		}
 	}
 }
