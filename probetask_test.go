@@ -377,13 +377,7 @@ func TestWatcherExitsAfterTaskLoops(t *testing.T) {
 // compensating worker Block starts takes the helper task, and the index it
 // runs blocks in Block in turn.
 func TestShortLoopInsideTaskCompensated(t *testing.T) {
-	two := forkjoin.New(forkjoin.WithParallelism(2))
-	defer two.Close()
-	release := make(chan struct{})
-	defer close(release) // before two.Close, also when the test fails
-	busy := make(chan struct{})
-	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
-	<-busy
+	two := heldTwoWorkerPool(t)
 	g := newPairGate()
 	got := inTask(t, two, func(w *forkjoin.Worker) any {
 		out := make([]int, 3)
@@ -402,13 +396,7 @@ func TestShortLoopInsideTaskCompensated(t *testing.T) {
 // short loops (a worker may go idle and join), and one with a fork queued
 // (Surplus() >= 1) runs them inline.
 func TestShortLoopInsideTaskSlackInline(t *testing.T) {
-	two := forkjoin.New(forkjoin.WithParallelism(2))
-	defer two.Close()
-	release := make(chan struct{})
-	defer close(release) // before two.Close, also when the test fails
-	busy := make(chan struct{})
-	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
-	<-busy
+	two := heldTwoWorkerPool(t)
 	testenv.Within(t, "the task", func() {
 		forkjoin.Invoke(two, func(w *forkjoin.Worker) struct{} {
 			assert.False(t, smallInline(w, 100, 0), "empty deque: the task probe")
@@ -418,4 +406,18 @@ func TestShortLoopInsideTaskSlackInline(t *testing.T) {
 			return struct{}{}
 		})
 	})
+}
+
+// heldTwoWorkerPool returns a pool of two workers, one of them held busy
+// until the test ends (released before the pool is closed, also when the
+// test fails), so that the test's task has the other one to itself.
+func heldTwoWorkerPool(t *testing.T) *forkjoin.Pool {
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	release := make(chan struct{})
+	t.Cleanup(two.Close)
+	t.Cleanup(func() { close(release) }) // runs first: cleanups run last-added first
+	busy := make(chan struct{})
+	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
+	<-busy
+	return two
 }
