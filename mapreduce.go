@@ -105,7 +105,16 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 	if smallInline(r, len(in), grain) {
 		return reduceSeq(in, zero, fold)
 	}
-	s := &rangeSpec[A]{
+	s := foldSpec(in, fold, combine, grain)
+	s.zero = zero
+	return runRange(r, len(in), s)
+}
+
+// foldSpec is the range spec of Reduce and ReduceWith: each piece folds
+// its subrange of in, and pieces combine in index order; the caller sets
+// the spec's zero or newZero.
+func foldSpec[E, A any](in []E, fold func(A, E) A, combine func(A, A) A, grain int) *rangeSpec[A] {
+	return &rangeSpec[A]{
 		leaf: func(acc A, lo, hi int) A {
 			for _, x := range in[lo:hi] {
 				acc = fold(acc, x)
@@ -113,10 +122,8 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 			return acc
 		},
 		combine: combine,
-		zero:    zero,
 		grain:   grain,
 	}
-	return runRange(r, len(in), s)
 }
 
 // ReduceWith is Reduce for an accumulator that must not be shared between
@@ -154,17 +161,8 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 	if smallInline(r, len(in), grain) {
 		return reduceSeq(in, fresh(), fold)
 	}
-	s := &rangeSpec[A]{
-		leaf: func(acc A, lo, hi int) A {
-			for _, x := range in[lo:hi] {
-				acc = fold(acc, x)
-			}
-			return acc
-		},
-		combine: combine,
-		newZero: fresh,
-		grain:   grain,
-	}
+	s := foldSpec(in, fold, combine, grain)
+	s.newZero = fresh
 	return runRange(r, len(in), s)
 }
 
