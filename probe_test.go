@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -345,28 +344,22 @@ func TestShortLoopStress(t *testing.T) {
 	if testing.Short() {
 		rounds = 10
 	}
-	var wg sync.WaitGroup
-	for c := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 9))
-			for range rounds {
-				l := shortLoops[rng.IntN(len(shortLoops))]
-				n := 2 + rng.IntN(200)
-				slow := rng.IntN(n)
-				got := l.run(p, n, func(i int) {
-					if i == slow {
-						time.Sleep(200 * time.Microsecond)
-					}
-				})
-				if !assert.Equal(t, l.want(n), got, "%s n=%d", l.name, n) {
-					return
+	testenv.Concurrently(t, "the stress loops", 4, func(c int) {
+		rng := rand.New(rand.NewPCG(uint64(c), 9))
+		for range rounds {
+			l := shortLoops[rng.IntN(len(shortLoops))]
+			n := 2 + rng.IntN(200)
+			slow := rng.IntN(n)
+			got := l.run(p, n, func(i int) {
+				if i == slow {
+					time.Sleep(200 * time.Microsecond)
 				}
+			})
+			if !assert.Equal(t, l.want(n), got, "%s n=%d", l.name, n) {
+				return
 			}
-		}()
-	}
-	testenv.Within(t, "the stress loops", wg.Wait)
+		}
+	})
 }
 
 // TestWatcherExitsWhenIdle: once no loop is registered, the watcher

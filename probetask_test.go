@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -307,38 +306,32 @@ func TestShortLoopInsideTaskStress(t *testing.T) {
 	if testing.Short() || testenv.Race {
 		rounds = 10
 	}
-	var wg sync.WaitGroup
-	for c := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), 11))
-			for range rounds {
-				l := shortLoops[rng.IntN(len(shortLoops))]
-				n := 2 + rng.IntN(150)
-				slow := rng.IntN(n)
-				nested := rng.IntN(3) == 0
-				got := forkjoin.Invoke(p, func(w *forkjoin.Worker) any {
-					var r forkjoin.Runner = w
-					if rng.IntN(2) == 0 {
-						r = p
-					}
-					return l.run(r, n, func(i int) {
-						if i == slow {
-							time.Sleep(200 * time.Microsecond)
-						}
-						if nested && i%16 == 0 {
-							For(p, 8, func(int) { time.Sleep(20 * time.Microsecond) })
-						}
-					})
-				})
-				if !assert.Equal(t, l.want(n), got, "%s n=%d", l.name, n) {
-					return
+	testenv.Concurrently(t, "the stress loops", 4, func(c int) {
+		rng := rand.New(rand.NewPCG(uint64(c), 11))
+		for range rounds {
+			l := shortLoops[rng.IntN(len(shortLoops))]
+			n := 2 + rng.IntN(150)
+			slow := rng.IntN(n)
+			nested := rng.IntN(3) == 0
+			got := forkjoin.Invoke(p, func(w *forkjoin.Worker) any {
+				var r forkjoin.Runner = w
+				if rng.IntN(2) == 0 {
+					r = p
 				}
+				return l.run(r, n, func(i int) {
+					if i == slow {
+						time.Sleep(200 * time.Microsecond)
+					}
+					if nested && i%16 == 0 {
+						For(p, 8, func(int) { time.Sleep(20 * time.Microsecond) })
+					}
+				})
+			})
+			if !assert.Equal(t, l.want(n), got, "%s n=%d", l.name, n) {
+				return
 			}
-		}()
-	}
-	testenv.Within(t, "the stress loops", wg.Wait)
+		}
+	})
 }
 
 // TestShortLoopInsideTaskForNoAlloc: a short For inside a task that ends

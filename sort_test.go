@@ -7,10 +7,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,38 +111,22 @@ func TestSortNestedInTasks(t *testing.T) {
 // TestSortConcurrentCallers sorts from several goroutines on one pool.
 func TestSortConcurrentCallers(t *testing.T) {
 	p := sorttest.Pool(t, 2)
-	var wg sync.WaitGroup
-	for g := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 9))
-			keys := sorttest.Shapes[g%len(sorttest.Shapes)].Gen(rng, 20_000)
-			want := slices.Clone(keys)
-			slices.Sort(want)
-			got := slices.Clone(keys)
-			magpie.Sort(p, got)
-			if !slices.Equal(want, got) {
-				t.Errorf("goroutine %d: Sort differs from slices.Sort", g)
-			}
-			got = slices.Clone(keys)
-			magpie.SortStableFunc(p, got, cmp.Compare[int])
-			if !slices.Equal(want, got) {
-				t.Errorf("goroutine %d: SortStableFunc differs from slices.Sort", g)
-			}
-		}()
-	}
-	srtWait(t, &wg)
-}
-
-func srtWait(t *testing.T, wg *sync.WaitGroup) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("sorts did not finish")
-	}
+	testenv.Concurrently(t, "the concurrent sorts", 6, func(g int) {
+		rng := rand.New(rand.NewPCG(uint64(g), 9))
+		keys := sorttest.Shapes[g%len(sorttest.Shapes)].Gen(rng, 20_000)
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		got := slices.Clone(keys)
+		magpie.Sort(p, got)
+		if !slices.Equal(want, got) {
+			t.Errorf("goroutine %d: Sort differs from slices.Sort", g)
+		}
+		got = slices.Clone(keys)
+		magpie.SortStableFunc(p, got, cmp.Compare[int])
+		if !slices.Equal(want, got) {
+			t.Errorf("goroutine %d: SortStableFunc differs from slices.Sort", g)
+		}
+	})
 }
 
 var errSrtBoom = errors.New("comparator exploded")

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,4 +55,22 @@ func WaitUntil(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
+}
+
+// Concurrently runs fn(0) ... fn(n-1), each on a goroutine of its own, and
+// waits for them all, failing the test (as Within) if they have not all
+// returned within HangTimeout: the shape of every "several goroutines at
+// once" stress test. fn must not call t.FailNow; t.Error and assert are
+// fine.
+func Concurrently(t testing.TB, what string, n int, fn func(g int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(g)
+		}()
+	}
+	Within(t, what, wg.Wait)
 }
