@@ -221,8 +221,11 @@ func runOnPool[A any](s *rangeSpec[A], p *forkjoin.Pool, lo, n int, acc A) A {
 
 // combineRest waits for the rest the watcher handed over and returns acc
 // combined with it, re-raising its panic. On a closed pool the caller
-// runs the rest itself.
+// runs the rest itself. A panic in combine (the user's: Reduce's) reaches
+// the caller as a *forkjoin.PanicError, as when the engine combines on the
+// pool (rethrow; TestShortLoopCombinePanic: it escaped raw before).
 func combineRest[A any](s *rangeSpec[A], r forkjoin.Runner, acc A, n int) A {
+	defer rethrow()
 	ps := &s.probe
 	h := ps.rec.hand.Load()
 	<-h.done

@@ -362,9 +362,17 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 	if s.combine == nil {
 		return acc
 	}
-	chunks := int(h.cur.Load() >> 32)
-	for c := range chunks {
-		acc = s.combine(acc, h.results[c])
+	return combineChunks(s, acc, h.results[:h.cur.Load()>>32])
+}
+
+// combineChunks returns acc combined with the chunks' results in index
+// order. combine is the user's (Reduce's, MinFunc's cmp): rethrow makes
+// its panic a *forkjoin.PanicError, as when the engine combines on the
+// pool (TestShortLoopInsideTaskCombinePanic; it escaped raw before).
+func combineChunks[A any](s *rangeSpec[A], acc A, results []A) A {
+	defer rethrow()
+	for _, r := range results {
+		acc = s.combine(acc, r)
 	}
 	return acc
 }
