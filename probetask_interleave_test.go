@@ -2,9 +2,14 @@ package magpie
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -68,23 +73,44 @@ func shareNow[A any](s *rangeSpec[A]) bool {
 	return true
 }
 
-// countSpec is a spec whose leaf counts the runs of each index in runs
-// (set per loop, as For sets its body) and calls at(i) first; the
-// accumulator is the list of indices run, so the combined result shows
-// whether the pieces combined in index order.
+// countSpec is a spec whose leaf records each run of an index in loop,
+// the state of the loop running now (set by the caller before each loop,
+// a plain field, as For sets its body: a helper that read it after its
+// loop returned races with the next loop's write, which -race reports).
+// The accumulator is the list of indices run, so the combined result
+// shows whether the pieces combined in index order.
 type countSpec struct {
 	rangeSpec[[]int]
-	runs []atomic.Int32
-	at   func(i int)
+	loop *countLoop
+}
+
+// countLoop is one loop of a countSpec. at(i), if set, is called at the
+// start of index i, by whoever runs it.
+type countLoop struct {
+	runs     []atomic.Int32
+	running  atomic.Int32 // indices running now
+	returned atomic.Bool  // set once the loop has returned or unwound
+	late     atomic.Int32 // indices that started after that
+	at       func(i int)
 }
 
 func newCountSpec() *countSpec {
 	s := &countSpec{}
 	s.leaf = func(acc []int, lo, hi int) []int {
+		l := s.loop
 		for i := lo; i < hi; i++ {
-			s.runs[i].Add(1)
-			if s.at != nil {
-				s.at(i)
+			if l.returned.Load() {
+				l.late.Add(1)
+			}
+			l.runs[i].Add(1)
+			l.running.Add(1)
+			if l.at != nil {
+				func() {
+					defer l.running.Add(-1)
+					l.at(i)
+				}()
+			} else {
+				l.running.Add(-1)
 			}
 			acc = append(acc, i)
 		}
@@ -95,14 +121,281 @@ func newCountSpec() *countSpec {
 	return s
 }
 
+// run runs a loop of n indices on s from inside a task, through the task
+// probe: on w, or (pool true) as a *Pool called from w's goroutine. It
+// returns the result and what the loop panicked with.
+func (s *countSpec) run(w *forkjoin.Worker, pool bool, n int, at func(i int)) (got []int, v any) {
+	l := &countLoop{runs: make([]atomic.Int32, n), at: at}
+	s.loop = l
+	v = recoverValue(func() {
+		if pool {
+			got = taskProbeRun(&s.rangeSpec, w.Pool(), nil, w.Pool(), n)
+		} else {
+			got = taskProbeRun(&s.rangeSpec, w, w, w.Pool(), n)
+		}
+	})
+	l.returned.Store(true)
+	return got, v
+}
+
 // requireOnce fails the test unless every index of the last loop ran
-// exactly once and got is [0, n) in order.
+// exactly once, none is still running or started after the loop returned,
+// and got is [0, n) in order.
 func (s *countSpec) requireOnce(t *testing.T, got []int, what string) {
 	t.Helper()
-	for i := range s.runs {
-		require.Equal(t, int32(1), s.runs[i].Load(), "%s: index %d", what, i)
+	s.requireLeft(t, what)
+	for i := range s.loop.runs {
+		require.Equal(t, int32(1), s.loop.runs[i].Load(), "%s: index %d", what, i)
 	}
-	require.Equal(t, indices(len(s.runs)), got, "%s: the pieces in index order", what)
+	require.Equal(t, indices(len(s.loop.runs)), got, "%s: the pieces in index order", what)
+}
+
+// requireLeft fails the test if an index of the last loop still runs or
+// started after the loop had returned or unwound.
+func (s *countSpec) requireLeft(t *testing.T, what string) {
+	t.Helper()
+	require.Zero(t, s.loop.running.Load(), "%s: an index still running after the loop returned", what)
+	require.Zero(t, s.loop.late.Load(), "%s: an index started after the loop returned", what)
+}
+
+// othersRan waits (a few ms at most) until an index other than the
+// caller's has run, so that a helper took part; it returns at once if
+// none can (nothing left to share).
+func (l *countLoop) othersRan(before int32) {
+	deadline := time.Now().Add(5 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		total := int32(0)
+		for i := range l.runs {
+			total += l.runs[i].Load()
+		}
+		if total > before {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// shareCases are the loop lengths and the indices at which the tests share
+// a loop: every index of the short ones, and the batch edges (1, 4, 16,
+// 64 ...) and their neighbours of a longer one.
+func shareCases() (cases [][2]int) {
+	for _, n := range []int{2, 3, 5, 17} {
+		for at := range n {
+			cases = append(cases, [2]int{n, at})
+		}
+	}
+	for _, at := range []int{0, 1, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000, 1023} {
+		cases = append(cases, [2]int{1024, at})
+	}
+	return cases
+}
+
+// TestTaskProbeShareAtEveryPoint: the watcher's share CAS taking effect
+// while the caller is at any index of any batch (its first, a middle one,
+// the last one, when nothing is left), with the *Worker and with a *Pool
+// called from the worker: every index runs exactly once, the pieces
+// combine in index order, and no index runs after the loop returned. One
+// spec serves every loop, as For's recycled spec does.
+func TestTaskProbeShareAtEveryPoint(t *testing.T) {
+	holdTaskSlots(t)
+	p := forkjoin.New(forkjoin.WithParallelism(4))
+	defer p.Close()
+	s := newCountSpec()
+	for _, pool := range []bool{false, true} {
+		for _, c := range shareCases() {
+			n, at := c[0], c[1]
+			var got []int
+			var v any
+			inTask(t, p, func(w *forkjoin.Worker) any {
+				got, v = s.run(w, pool, n, func(i int) {
+					// Only the caller runs index at (no helper before the
+					// share), once unless the loop is broken.
+					if i == at && shareNow(&s.rangeSpec) {
+						s.loop.othersRan(int32(at + 1))
+					}
+				})
+				return nil
+			})
+			what := fmt.Sprintf("pool=%v n=%d share at %d", pool, n, at)
+			require.Nil(t, v, what)
+			s.requireOnce(t, got, what)
+		}
+	}
+}
+
+// TestTaskProbeStaleShare: a share with a cursor the caller has moved
+// past, within the loop or from the spec's previous loop (same n, same
+// next: only the generation differs), changes nothing; a share of the
+// current cursor afterwards takes effect, and the caller finds its own
+// shared phase, not the stale one the failed attempt stored.
+func TestTaskProbeStaleShare(t *testing.T) {
+	holdTaskSlots(t)
+	p := forkjoin.New(forkjoin.WithParallelism(4))
+	defer p.Close()
+	s := newCountSpec()
+	const n = 100
+	var prev uint64 // the cursor at index 0 of the previous loop
+	for round := range 3 {
+		var got []int
+		var v any
+		inTask(t, p, func(w *forkjoin.Worker) any {
+			got, v = s.run(w, false, n, func(i int) {
+				cur := &s.tprobe.rec.cur
+				switch i {
+				case 0:
+					if prev != 0 {
+						assert.True(t, taskOpen(prev))
+						s.share(prev) // the previous loop's cursor, at this loop's index
+						assert.Zero(t, cur.Load()&tpShared, "round %d: a share of the previous loop took this one", round)
+					}
+					prev = cur.Load()
+				case 1:
+					s.share(prev) // this loop's cursor at index 0: moved past since
+					assert.Zero(t, cur.Load()&tpShared, "round %d: a stale share took effect", round)
+				case 2:
+					assert.True(t, shareNow(&s.rangeSpec))
+					assert.NotZero(t, cur.Load()&tpShared, "round %d", round)
+					s.loop.othersRan(3)
+				}
+			})
+			return nil
+		})
+		require.Nil(t, v)
+		s.requireOnce(t, got, fmt.Sprintf("round %d", round))
+	}
+}
+
+// TestTaskProbeGenerationWrap: a record whose generation is at the top of
+// its 41 bits wraps to 0 at the next loop, and that loop, shared, still
+// finds its shared phase (sharedFor compares the generations modulo the
+// field's width).
+func TestTaskProbeGenerationWrap(t *testing.T) {
+	holdTaskSlots(t)
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	s := newCountSpec()
+	const top = uint64(1)<<(64-tpGenShift) - 1
+	for _, n := range []int{2, 100} {
+		s.tprobe.rec.cur.Store(top<<tpGenShift | uint64(n)<<tpBits | uint64(n)) // a closed loop of the last generation
+		var got []int
+		var v any
+		inTask(t, p, func(w *forkjoin.Worker) any {
+			got, v = s.run(w, false, n, func(i int) {
+				if i == 0 {
+					assert.Zero(t, s.tprobe.rec.cur.Load()>>tpGenShift, "the generation wraps to 0")
+					assert.True(t, shareNow(&s.rangeSpec))
+				}
+			})
+			return nil
+		})
+		require.Nil(t, v, "n=%d", n)
+		s.requireOnce(t, got, fmt.Sprintf("n=%d", n))
+	}
+}
+
+// TestTaskProbeLateHelper: helpers that start only after their loop has
+// ended (the pool's other worker was busy), while the spec serves the
+// next loop, find the loop left and return: they claim nothing, touch no
+// index of the next loop, and do not panic (a helper joining a finished
+// loop would close its done channel a second time).
+func TestTaskProbeLateHelper(t *testing.T) {
+	holdTaskSlots(t)
+	var panics atomic.Int32
+	two := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { panics.Add(1) }))
+	release := make(chan struct{})
+	busy := make(chan struct{})
+	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
+	<-busy
+	s := newCountSpec()
+	const n = 50
+	var loops []*countLoop
+	for round := range 3 {
+		var got []int
+		var v any
+		inTask(t, two, func(w *forkjoin.Worker) any {
+			got, v = s.run(w, round%2 == 1, n, func(i int) {
+				if i == 0 {
+					assert.True(t, shareNow(&s.rangeSpec)) // its helper stays queued
+				}
+			})
+			return nil
+		})
+		require.Nil(t, v)
+		s.requireOnce(t, got, fmt.Sprintf("round %d", round))
+		loops = append(loops, s.loop)
+	}
+	close(release)
+	two.Close() // waits for the queued helpers
+	require.Zero(t, panics.Load(), "a late helper panicked")
+	for round, l := range loops {
+		s.loop = l
+		s.requireOnce(t, indices(n), fmt.Sprintf("after the late helpers, round %d", round))
+	}
+}
+
+// TestTaskProbeUnwindWaitsForHelpers: the caller panics, or calls
+// runtime.Goexit, in its batch while a helper is inside a chunk, with the
+// share seen by the caller (a later batch) or not yet (the share took
+// effect during the batch that unwinds): the loop unwinds only after the
+// helper's index has returned, a panic as one *forkjoin.PanicError; and a
+// panic in a batch of an unshared loop closes the cursor (the caller
+// finds no shared phase to wait for).
+func TestTaskProbeUnwindWaitsForHelpers(t *testing.T) {
+	holdTaskSlots(t)
+	var reported atomic.Int32 // the pool's handler sees a Goexit of a task too
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { reported.Add(1) }))
+	defer p.Close()
+	s := newCountSpec()
+	boom := errors.New("boom")
+	const n = 40
+	for _, goexit := range []bool{false, true} {
+		for _, c := range []struct {
+			name      string
+			share, at int // share at index share (-1: never), unwind at index at
+		}{{"unseen", 0, 0}, {"seen", 0, 30}, {"unshared", -1, 2}, {"unshared-last", -1, 39}} {
+			what := fmt.Sprintf("%s goexit=%v", c.name, goexit)
+			inHelper := make(chan struct{})
+			var v any
+			testenv.Within(t, what, func() {
+				v = recoverValue(func() {
+					forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+						_, v := s.run(w, false, n, func(i int) {
+							switch {
+							case i == c.share:
+								assert.True(t, shareNow(&s.rangeSpec))
+							case i == c.at:
+							case i == 1 && c.share >= 0: // the helper's first index
+								close(inHelper)
+								time.Sleep(5 * time.Millisecond)
+								return
+							default:
+								return
+							}
+							if i != c.at {
+								return
+							}
+							if c.share >= 0 {
+								<-inHelper
+							}
+							if goexit {
+								runtime.Goexit()
+							}
+							panic(boom)
+						})
+						panic(v) // the loop's own unwinding, on to Invoke
+					})
+				})
+			})
+			s.requireLeft(t, what)
+			var pe *forkjoin.PanicError
+			require.ErrorAs(t, asError(v), &pe, what)
+			if goexit {
+				require.ErrorIs(t, pe, forkjoin.ErrGoexit, what)
+			} else {
+				require.Equal(t, boom, pe.Value, "%s: wrapped once", what)
+			}
+		}
+	}
 }
 
 // TestShortLoopInsideTaskCombinePanic: a panic in the combine of a shared
@@ -165,4 +458,147 @@ func TestShortLoopCombinePanic(t *testing.T) {
 	var pe *forkjoin.PanicError
 	require.ErrorAs(t, asError(got), &pe, "the combine's panic arrived raw: %v", got)
 	require.Equal(t, boom, pe.Value)
+}
+
+// TestTaskProbeShareStress races the watcher's share against the callers'
+// claims with no two-tick delay: one goroutine, acting as the watcher,
+// shares any open loop of a fixed set of specs as fast as it can, while
+// tasks on a pool of four run loops on specs they take from a free list
+// and give back (For's recycling), some as a *Pool called from the
+// worker, some with an early exit, some with a panic. Every loop checks
+// that each index ran once (at most once beyond an early exit), that the
+// pieces combined in order, and that no index ran after the loop
+// returned; -race checks the plain fields (a helper reading the spec's
+// loop after its loop returned races with the next loop's write).
+func TestTaskProbeShareStress(t *testing.T) {
+	holdTaskSlots(t)
+	p := forkjoin.New(forkjoin.WithParallelism(4))
+	defer p.Close()
+	specs := make([]*countSpec, 8)
+	free := make(chan *countSpec, len(specs))
+	for i := range specs {
+		specs[i] = newCountSpec()
+		free <- specs[i]
+	}
+	stop := make(chan struct{})
+	watcherDone := make(chan struct{})
+	var shares atomic.Int64
+	go func() { // the only sharer, as the watcher is
+		defer close(watcherDone)
+		rng := rand.New(rand.NewPCG(7, 7))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if shareNow(&specs[rng.IntN(len(specs))].rangeSpec) {
+				shares.Add(1)
+			}
+			runtime.Gosched()
+		}
+	}()
+	defer func() { close(stop); <-watcherDone }()
+	rounds := 300
+	if testenv.Race {
+		rounds = 60
+	}
+	boom := errors.New("boom")
+	testenv.Concurrently(t, "the loops", 3, func(g int) {
+		rng := rand.New(rand.NewPCG(uint64(g), 3))
+		for round := range rounds {
+			n := 2 + rng.IntN(300)
+			exitAt, panicAt := -1, -1
+			switch rng.IntN(4) {
+			case 0:
+				exitAt = rng.IntN(n)
+			case 1:
+				panicAt = rng.IntN(n)
+			}
+			pool := rng.IntN(3) == 0
+			s := <-free
+			var got []int
+			var v any
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+				s.limit = nil
+				if exitAt >= 0 {
+					s.limit = newRangeLimit(n)
+				}
+				got, v = s.run(w, pool, n, func(i int) {
+					if i%7 == 0 {
+						runtime.Gosched() // a chance for the sharer and the helpers to move
+					}
+					if i == exitAt {
+						s.limit.lower(i + 1)
+					}
+					if i == panicAt {
+						panic(boom)
+					}
+				})
+				return struct{}{}
+			})
+			l := s.loop
+			what := fmt.Sprintf("g=%d round=%d n=%d exit=%d panic=%d pool=%v", g, round, n, exitAt, panicAt, pool)
+			ok := assert.Zero(t, l.running.Load(), "%s: running after return", what) &&
+				assert.Zero(t, l.late.Load(), "%s: started after return", what)
+			for i := range l.runs {
+				r := l.runs[i].Load()
+				if exitAt < 0 && panicAt < 0 || i <= exitAt {
+					ok = ok && assert.Equal(t, int32(1), r, "%s: index %d", what, i)
+				} else {
+					ok = ok && assert.LessOrEqual(t, r, int32(1), "%s: index %d", what, i)
+				}
+			}
+			switch {
+			case panicAt >= 0:
+				var pe *forkjoin.PanicError
+				ok = ok && assert.ErrorAs(t, asError(v), &pe, what) && assert.Equal(t, boom, pe.Value, what)
+			case exitAt >= 0:
+				ok = ok && assert.Nil(t, v, what) && assert.Equal(t, indices(exitAt+1), got[:min(len(got), exitAt+1)], what)
+				for j := 1; ok && j < len(got); j++ {
+					ok = assert.Less(t, got[j-1], got[j], "%s: pieces out of order", what)
+				}
+			default:
+				ok = ok && assert.Nil(t, v, what) && assert.Equal(t, indices(n), got, what)
+			}
+			free <- s
+			if !ok {
+				return
+			}
+		}
+	})
+	t.Logf("%d shares", shares.Load())
+}
+
+// TestTaskProbeShareOnFullQueue: the watcher shares a loop on a pool whose
+// bounded submission queue (WithMaxQueued) is full and whose other worker
+// is busy: Execute refuses the helpers at once (the watcher must never
+// block: every loop of the process waits on it), and the caller runs
+// every index.
+func TestTaskProbeShareOnFullQueue(t *testing.T) {
+	holdTaskSlots(t)
+	two := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxQueued(1))
+	release := make(chan struct{})
+	busy := make(chan struct{})
+	require.NoError(t, two.Execute(func(*forkjoin.Worker) { close(busy); <-release }))
+	<-busy
+	defer two.Close()
+	defer close(release)
+	s := newCountSpec()
+	const n = 30
+	var got []int
+	var v any
+	inTask(t, two, func(w *forkjoin.Worker) any {
+		// The queue is empty now (the task was taken): fill it.
+		assert.NoError(t, two.Execute(func(*forkjoin.Worker) {}))
+		assert.ErrorIs(t, two.Execute(func(*forkjoin.Worker) {}), forkjoin.ErrQueueFull)
+		got, v = s.run(w, false, n, func(i int) {
+			if i == 0 {
+				assert.True(t, shareNow(&s.rangeSpec))
+			}
+		})
+		return nil
+	})
+	require.Nil(t, v)
+	s.requireOnce(t, got, "full queue")
 }
