@@ -104,6 +104,9 @@ type taskProbe[A any] struct {
 // participants and the outcome. It is made by the watcher for one
 // generation of the record and never reused.
 type taskShare[A any] struct {
+	// spec, gen, n and results (the slice) are plain: written by the
+	// watcher before it publishes h (tp.share.Store, then the CAS that
+	// the caller sees fail, then Execute for the helpers), read-only after.
 	spec *rangeSpec[A]
 	gen  uint64
 	n    int
