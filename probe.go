@@ -1,7 +1,6 @@
 package magpie
 
 import (
-	"errors"
 	"math"
 	"sync/atomic"
 	"time"
@@ -105,7 +104,14 @@ func (s *rangeSpec[A]) runRest(h *handover) {
 	defer close(h.done)
 	defer func() {
 		if v := recover(); v != nil {
-			if err, ok := v.(error); ok && errors.Is(err, forkjoin.ErrClosed) {
+			// Invoke panics with ErrClosed itself when the pool refuses
+			// the task: nothing of the rest ran. A panic of the rest's
+			// indices arrives as a *PanicError, also one holding
+			// ErrClosed (a body that called Invoke on a closed pool):
+			// part of the rest ran then, and must not run again
+			// (TestShortLoopHandedPanicErrClosed; errors.Is took it for
+			// the refusal before).
+			if err, ok := v.(error); ok && err == forkjoin.ErrClosed {
 				ps.rerun = true
 				return
 			}

@@ -606,3 +606,71 @@ func TestTaskProbeShareOnFullQueue(t *testing.T) {
 	require.Nil(t, v)
 	s.requireOnce(t, got, "full queue")
 }
+
+// TestShortLoopInsideTaskOtherPool: a short loop called with a *Pool (B)
+// from a worker of another pool (A, one worker), whose index 1, run by a
+// helper on B once the loop is shared, calls into A (Invoke on A from B's
+// worker queues a task on A and waits for it): the loop goes through.
+// The caller, A's only worker, waits for that helper; a plain wait there
+// holds A's one worker, and the helper's task on A never runs.
+func TestShortLoopInsideTaskOtherPool(t *testing.T) {
+	a := forkjoin.New(forkjoin.WithParallelism(1))
+	defer a.Close()
+	b := forkjoin.New(forkjoin.WithParallelism(2))
+	defer b.Close()
+	for _, n := range []int{3, 50} {
+		var ranOnA atomic.Int32
+		g := newPairGate()
+		got := inTask(t, a, func(*forkjoin.Worker) any {
+			out := make([]int, n)
+			For(b, n, func(i int) {
+				if i < 2 {
+					g.enter() // index 0 waits until a helper on B has started index 1
+				}
+				if i == 1 {
+					forkjoin.Invoke(a, func(*forkjoin.Worker) struct{} { ranOnA.Add(1); return struct{}{} })
+				}
+				out[i] = i * i
+			})
+			return out
+		})
+		require.False(t, g.hung.Load())
+		require.Equal(t, squares(n), got, "n=%d", n)
+		require.Equal(t, int32(1), ranOnA.Load())
+	}
+}
+
+// TestShortLoopHandedPanicErrClosed: a handed-over rest whose body panics
+// with forkjoin.ErrClosed (a body that called Invoke on a pool closed
+// meanwhile) is a panic of the loop, not a closed pool: it reaches the
+// caller as a *PanicError, and no index runs twice. Before the fix,
+// runRest took any panic matching ErrClosed for the pool's refusal of the
+// rest, and the caller ran the whole rest again.
+func TestShortLoopHandedPanicErrClosed(t *testing.T) {
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	defer two.Close()
+	const n = 100
+	runs := make([]atomic.Int32, n)
+	g := newPairGate()
+	var v any
+	testenv.Within(t, "the loop", func() {
+		v = recoverValue(func() {
+			For(two, n, func(i int) {
+				runs[i].Add(1)
+				if i < 2 {
+					g.enter() // index 0 waits until the pool runs index 1: handed over
+				}
+				if i == n-1 {
+					panic(forkjoin.ErrClosed)
+				}
+			})
+		})
+	})
+	require.False(t, g.hung.Load())
+	var pe *forkjoin.PanicError
+	require.ErrorAs(t, asError(v), &pe)
+	require.Equal(t, forkjoin.ErrClosed, pe.Value)
+	for i := range runs {
+		require.LessOrEqual(t, runs[i].Load(), int32(1), "index %d ran twice", i)
+	}
+}
