@@ -272,8 +272,18 @@ func (h *taskShare[A]) helpOn(w *forkjoin.Worker) {
 }
 
 // wait waits until every participant has left; a worker waits in
-// forkjoin.Block, so that its pool keeps its parallelism meanwhile.
-func (h *taskShare[A]) wait(w *forkjoin.Worker) {
+// forkjoin.Block, so that its pool keeps its parallelism meanwhile. With
+// no *Worker (a *Pool called from a worker's goroutine), it waits through
+// forkjoin.InvokeContext on p, the loop's pool: on one of p's workers that
+// runs inline (a plain wait, p's other workers run the helpers); on a
+// worker of another pool it waits as Invoke does, that worker running its
+// own pool's tasks meanwhile, so that a helper's chunk that calls back into
+// that pool (Invoke on it from p's worker queues a task there) cannot
+// deadlock it, the rule forkjoin keeps for pools that invoke each other. A
+// plain wait there held the calling pool's worker, and with it a pool of
+// one worker, for good (TestShortLoopInsideTaskOtherPool). p closed: a
+// plain wait (the helpers running are all there is to wait for).
+func (h *taskShare[A]) wait(w *forkjoin.Worker, p *forkjoin.Pool) {
 	select {
 	case <-h.done:
 		return
@@ -283,7 +293,16 @@ func (h *taskShare[A]) wait(w *forkjoin.Worker) {
 		forkjoin.Block(w, func() { <-h.done })
 		return
 	}
+	if _, err := forkjoin.InvokeContext(context.Background(), p, h.awaitDone); err != nil {
+		<-h.done
+	}
+}
+
+// awaitDone is wait's task on the loop's pool: it returns once every
+// participant has left.
+func (h *taskShare[A]) awaitDone(*forkjoin.Worker) struct{} {
 	<-h.done
+	return struct{}{}
 }
 
 // taskProbeRun runs [0, n) of s (2 <= n <= SequentialThreshold, no Grain)
@@ -323,7 +342,7 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 			if k >= 0 {
 				h.leave()
 			}
-			h.wait(w)
+			h.wait(w, p)
 		}
 		if v != nil {
 			panic(forkjoin.CapturePanic(v))
@@ -354,7 +373,7 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 	h.work(r, w)
 	k = -1 // left: the deferred function must not leave again
 	h.leave()
-	h.wait(w)
+	h.wait(w, p)
 	finished = true
 	if pe := h.panicked.Load(); pe != nil {
 		panic(pe)
