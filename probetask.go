@@ -33,7 +33,10 @@ import (
 // that another worker has already started, never for a task still queued,
 // so no wait here can deadlock a pool, a one-worker pool (which never gets
 // here: it runs every loop inline) and a closed one (Execute fails; the
-// caller runs everything) included.
+// caller runs everything) included. A started chunk may still call back
+// into the caller's pool: the caller waits in forkjoin.Block on its
+// *Worker, and with none (a *Pool from a worker's goroutine, possibly of
+// another pool) as Invoke waits (taskShare.wait).
 //
 // Where: runRange and smallInline (split.go) send a short loop here only
 // when a helper could start. A *Worker with slack queued (Surplus() >= 1,
