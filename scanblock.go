@@ -88,11 +88,14 @@ type blockScan[E any] struct {
 	blocks int
 	k      scanKernels[E]
 
-	mu    sync.Mutex
-	next  int // blocks [0, next) are claimed
-	known int // blocks [0, known) have their offset known
-	pre   E   // the inclusive prefix up to the end of block known-1
-	st    []scanBlockState[E]
+	mu sync.Mutex
+	// The claimed blocks are [0, next) and [next+1, top), top > next: at
+	// most one unclaimed block, next, below claimed ones (the gap).
+	next, top int
+	known     int  // blocks [0, known) have their offset known; known <= next
+	pre       E    // the inclusive prefix up to the end of block known-1
+	scanning  bool // a participant is scanning block known in place
+	st        []scanBlockState[E]
 }
 
 // scanBlockLen returns the block length of a parallel scan of n elements
@@ -114,7 +117,7 @@ func scanBlocked[E any](w *forkjoin.Worker, s []E, k scanKernels[E], grain int) 
 	workers := w.Pool().Parallelism()
 	block := scanBlockLen[E](len(s), workers, grain)
 	blocks := (len(s) + block - 1) / block
-	b := &blockScan[E]{s: s, block: block, blocks: blocks, k: k, st: make([]scanBlockState[E], blocks)}
+	b := &blockScan[E]{s: s, block: block, blocks: blocks, k: k, top: 1, st: make([]scanBlockState[E], blocks)}
 	helpers := make([]*forkjoin.Future[struct{}], 0, min(workers, blocks)-1)
 	for range cap(helpers) {
 		helpers = append(helpers, forkjoin.Fork(w, func(*forkjoin.Worker) struct{} { b.work(); return struct{}{} }))
@@ -141,7 +144,7 @@ func (b *blockScan[E]) work() {
 	defer func() {
 		if !finished { // a panic in op: stop the others claiming blocks
 			b.mu.Lock()
-			b.next = b.blocks
+			b.next, b.top = b.blocks, b.blocks+1
 			b.mu.Unlock()
 		}
 	}()
@@ -166,9 +169,7 @@ func (b *blockScan[E]) work() {
 			finished = true
 			return
 		}
-		c := b.next
-		b.next++
-		inPlace, pre := c == b.known, b.pre
+		c, inPlace, pre := b.claim()
 		b.mu.Unlock()
 
 		lo, hi := b.bounds(c)
@@ -185,6 +186,30 @@ func (b *blockScan[E]) work() {
 			mine = b.publish(c, b.k.reduce(b.s[lo:hi]), true, mine)
 		}
 	}
+}
+
+// claim claims a block under mu, with next < blocks: next, in place, if
+// its offset is known; else a block to reduce: next, or top while another
+// participant scans in place, so that next stays unclaimed (the gap) for
+// that participant to scan in place too when it finishes. Without the gap
+// a reducer claiming next, still reducing it when the scan in place ends,
+// would leave the chain waiting for it and every participant reducing from
+// then on (each next's offset unknown when claimed): two passes over every
+// block, no gain (TestScanKeepsScanningInPlace).
+func (b *blockScan[E]) claim() (c int, inPlace bool, pre E) {
+	switch {
+	case b.next == b.known:
+		c, inPlace, pre = b.next, true, b.pre
+		b.scanning = true
+		b.next, b.top = b.top, b.top+1
+	case b.scanning && b.top < b.blocks:
+		c = b.top
+		b.top++
+	default:
+		c = b.next
+		b.next, b.top = b.top, b.top+1
+	}
+	return c, inPlace, pre
 }
 
 // readyIn returns the index in mine of a block whose offset is known, or
@@ -217,8 +242,9 @@ func (b *blockScan[E]) publish(c int, v E, reduced bool, mine []int) []int {
 		// Only c's scanner moves known past c (c == known since its claim).
 		b.pre = v
 		b.known = c + 1
+		b.scanning = false
 	}
-	for b.known < b.next && b.st[b.known].reduced {
+	for b.known < b.blocks && b.st[b.known].reduced {
 		// known > 0: block 0 is always scanned in place (its claimer finds
 		// known == 0), so pre is set.
 		x := &b.st[b.known]
