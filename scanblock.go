@@ -1,7 +1,7 @@
 package magpie
 
 import (
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -11,45 +11,51 @@ import (
 //
 // The slice is cut into blocks small enough to stay in a core's cache
 // (scanBlockBytes). Every participant (the caller's worker and P-1 forked
-// tasks, all running the same loop) claims the blocks in index order,
-// one at a time, and does one of two things with the block c it claims:
+// tasks, all running the same loop, work) claims blocks one at a time
+// and does one of two things with the block c it claims:
 //
-//   - if the prefix before c is known (every block before c is scanned or
-//     reduced and its offset chained: c == known), it scans c in place from
-//     that prefix: one pass, as the sequential loop;
+//   - if the inclusive prefix up to the end of block c-1 is known (c-1 is
+//     prefixed), it scans c in place from it: one pass, as the sequential
+//     loop, and c is prefixed;
 //   - otherwise it reduces c to its sum (reading it, which brings it into
-//     its cache), publishes the sum, and scans c from its offset later,
-//     once the chain of offsets has reached c: a second pass over data
-//     still in cache, not a second trip to memory.
+//     its cache) and publishes the sum; it scans c later, once c-1 is
+//     prefixed: a second pass over data still in its cache, not a second
+//     trip to memory.
 //
-// Invariant (under mu): blocks [0, next) are claimed and [next, blocks)
-// are not; blocks [0, known) have their offset known (pre is the inclusive
-// prefix up to the end of block known-1), known <= next; a block in
-// [known, next) is either being scanned in place (then it is block known,
-// and only its scanner moves known past it) or being reduced or reduced.
-// Whoever publishes the piece the chain waits for (the end of the block at
-// known, or its sum) advances known over the reduced blocks after it,
-// turning each sum into that block's offset.
+// The chain of prefixes: a reduced block c becomes prefixed (its inclusive
+// prefix is op(prefix of c-1, sum of c)) as soon as c-1 is; whoever
+// prefixes c-1 tries to prefix c, and c's reducer, once it has published
+// its sum, tries too if c-1 is prefixed. Both store, then load the other's
+// flag (sequentially consistent atomics): at least one sees both, and a
+// CompareAndSwap (reduced -> prefixing) picks the one that writes the
+// prefix. So the prefixed blocks are always a prefix [0, K) of the blocks,
+// and K stops only at a block being scanned in place, or being reduced.
 //
-// Nobody ever waits for anything but mu, which is held for O(1) work per
-// block and never while running a task: a reduced block whose offset is
-// not known is left, not waited for. Its reducer scans it once known has
-// passed it (it checks before claiming each new block); a reducer that
-// finds nothing left to claim marks its unscanned blocks orphaned and
-// returns, and whoever later advances known past an orphan scans it. A
-// block's offset is unknown only while an earlier block is being scanned
-// or reduced by a running participant, which will advance known: every
-// orphan is scanned. So one participant alone does everything (the forked
-// tasks may find nothing left), and the caller never waits for a task
-// that is only queued (it joins the forked tasks: an unstolen one runs on
-// the caller and finds nothing to claim). Each element is read from memory
-// once and written once; a reduced block is read twice, the second time
-// from cache.
+// Claims: blocks are claimed in index order, except that while a block is
+// being scanned in place a reducer claims the block after next (top), so
+// that next stays free (the gap) for the participant scanning in place to
+// go on scanning in place when it finishes (claim).
 //
-// The slice itself is not shared: a block is read or written by one
-// participant at a time, handed over through mu (the reducer publishes
-// its sum, or the orphan, under mu before another participant scans it),
-// and read by the caller after the join.
+// Nobody ever waits, spins or sleeps on another participant. A reducer
+// that finds nothing left to claim while some of its blocks are not yet
+// ready hands them over (hand: orphaned), and whoever prefixes the block
+// before an orphan takes it (CompareAndSwap orphaned -> taken) and scans
+// it; the same store-then-load argument shows that the orphan is taken by
+// someone. A block's predecessor is unprefixed only while a running
+// participant scans or reduces a block before it, and that participant
+// carries the chain on: every block is scanned once, by one participant,
+// whatever runs when. One participant alone does everything, and the
+// caller never waits for a task that is only queued (it joins the forked
+// tasks: an unstolen one runs on the caller and finds nothing to claim).
+// Each element is read from memory once and written once; a reduced block
+// is read twice, the second time from cache.
+//
+// Ownership of the data: block c's elements are read by its reducer, and
+// written by one scanner (its reducer, or the one that took it as an
+// orphan, after the CompareAndSwap that follows the reducer's store), read
+// by no other participant; a block's sum and prefix are written before the
+// flag store that publishes them and read after a load that sees it. The
+// caller reads s after the join.
 
 // scanBlockBytes is the size of a block: small enough that a participant's
 // reduced blocks stay in its L2 cache until it scans them (it holds one or
@@ -74,11 +80,27 @@ type scanKernels[E any] struct {
 	reduce func(s []E) E
 }
 
-// scanBlockState is one block's bookkeeping, under blockScan.mu.
+// The flags of a block (scanBlockState.flag).
+const (
+	blockClaimed   = iota // claimed, or not yet: being scanned in place or reduced
+	blockReduced          // sum holds the block's sum
+	blockPrefixing        // a participant is computing prefix from the sum
+	blockPrefixed         // prefix holds the inclusive prefix to the block's end
+)
+
+// The hand-over states of a reduced block (scanBlockState.hand).
+const (
+	handOwned    = iota // its reducer will scan it
+	handOrphaned        // its reducer has returned: whoever prefixes the block before takes it
+	handTaken           // a participant took it to scan it
+)
+
+// scanBlockState is one block's bookkeeping.
 type scanBlockState[E any] struct {
-	v       E    // the block's sum once reduced, its offset once known passed it
-	reduced bool // v holds the sum (or, once known passed the block, the offset)
-	orphan  bool // its reducer has returned: whoever advances past it scans it
+	flag   atomic.Int32
+	hand   atomic.Int32
+	sum    E // written by the reducer before flag = blockReduced
+	prefix E // written by one participant before flag = blockPrefixed
 }
 
 // blockScan is one parallel scan in progress (see the top of the file).
@@ -87,15 +109,15 @@ type blockScan[E any] struct {
 	block  int // elements per block; the last block may be shorter
 	blocks int
 	k      scanKernels[E]
-
-	mu sync.Mutex
-	// The claimed blocks are [0, next) and [next+1, top), top > next: at
-	// most one unclaimed block, next, below claimed ones (the gap).
-	next, top int
-	known     int  // blocks [0, known) have their offset known; known <= next
-	pre       E    // the inclusive prefix up to the end of block known-1
-	scanning  bool // a participant is scanning block known in place
-	st        []scanBlockState[E]
+	st     []scanBlockState[E]
+	// claims packs next<<32 | top: the claimed blocks are [0, next) and
+	// [next+1, top), top > next: at most one unclaimed block, next, lies
+	// below claimed ones (the gap).
+	claims atomic.Uint64
+	// scanning is set while a participant scans a block in place (at most
+	// one does: the block's predecessor is prefixed, and its successor's
+	// predecessor is not until the scan ends). A heuristic for claim only.
+	scanning atomic.Bool
 }
 
 // scanBlockLen returns the block length of a parallel scan of n elements
@@ -117,7 +139,8 @@ func scanBlocked[E any](w *forkjoin.Worker, s []E, k scanKernels[E], grain int) 
 	workers := w.Pool().Parallelism()
 	block := scanBlockLen[E](len(s), workers, grain)
 	blocks := (len(s) + block - 1) / block
-	b := &blockScan[E]{s: s, block: block, blocks: blocks, k: k, top: 1, st: make([]scanBlockState[E], blocks)}
+	b := &blockScan[E]{s: s, block: block, blocks: blocks, k: k, st: make([]scanBlockState[E], blocks)}
+	b.claims.Store(packClaims(0, 1))
 	helpers := make([]*forkjoin.Future[struct{}], 0, min(workers, blocks)-1)
 	for range cap(helpers) {
 		helpers = append(helpers, forkjoin.Fork(w, func(*forkjoin.Worker) struct{} { b.work(); return struct{}{} }))
@@ -128,131 +151,146 @@ func scanBlocked[E any](w *forkjoin.Worker, s []E, k scanKernels[E], grain int) 
 	}
 }
 
+func packClaims(next, top int) uint64 { return uint64(next)<<32 | uint64(top) }
+
 // bounds returns the element range of block c.
 func (b *blockScan[E]) bounds(c int) (lo, hi int) {
 	return c * b.block, min((c+1)*b.block, len(b.s))
 }
 
-// work is one participant's loop: until every block is claimed, scan its
-// own reduced blocks (and inherited orphans) whose offset is known, else
-// claim the next block and scan it in place or reduce it. mine holds the
-// blocks this participant has reduced, or inherited as orphans, and not
-// yet scanned.
+// prefixed reports whether block c is prefixed; c == -1 is (nothing is
+// before block 0).
+func (b *blockScan[E]) prefixed(c int) bool {
+	return c < 0 || b.st[c].flag.Load() == blockPrefixed
+}
+
+// work is one participant's loop: scan its blocks whose predecessor is
+// prefixed, else claim a block and scan it in place or reduce it, until
+// nothing is left to claim; then hand over the blocks it has reduced and
+// cannot scan yet. mine holds the blocks this participant reduced, or took
+// as orphans, and has not scanned.
 func (b *blockScan[E]) work() {
 	var mine []int
 	finished := false
 	defer func() {
-		if !finished { // a panic in op: stop the others claiming blocks
-			b.mu.Lock()
-			b.next, b.top = b.blocks, b.blocks+1
-			b.mu.Unlock()
+		if !finished { // a panic in op: stop everyone claiming
+			b.claims.Store(packClaims(b.blocks, b.blocks+1))
 		}
 	}()
 	for {
-		b.mu.Lock()
 		if i := b.readyIn(mine); i >= 0 {
 			c := mine[i]
 			mine = append(mine[:i], mine[i+1:]...)
-			off := b.st[c].v
-			b.mu.Unlock()
-			lo, hi := b.bounds(c)
-			b.k.scan(b.s[lo:hi], off) // mostly from cache: this participant reduced it
+			b.scanFrom(c) // from cache if this participant reduced it
 			continue
 		}
-		if b.next == b.blocks {
-			// Every block is claimed; those of mine not yet known go to
-			// whoever advances known past them.
-			for _, c := range mine {
-				b.st[c].orphan = true
-			}
-			b.mu.Unlock()
-			finished = true
-			return
+		c, inPlace, ok := b.claim()
+		if !ok {
+			break
 		}
-		c, inPlace, pre := b.claim()
-		b.mu.Unlock()
-
 		lo, hi := b.bounds(c)
+		st := &b.st[c]
 		if inPlace {
 			if c == 0 {
 				b.k.first(b.s[lo:hi])
 			} else {
-				b.k.scan(b.s[lo:hi], pre)
+				b.k.scan(b.s[lo:hi], b.st[c-1].prefix)
 			}
-			// s[hi-1] is this participant's own write: no other reads it
-			// before the join.
-			mine = b.publish(c, b.s[hi-1], false, mine)
-		} else {
-			mine = b.publish(c, b.k.reduce(b.s[lo:hi]), true, mine)
+			// s[hi-1] is this participant's own write.
+			st.prefix = b.s[hi-1]
+			b.scanning.Store(false) // before the flag: see scanning
+			st.flag.Store(blockPrefixed)
+			mine = b.advance(c+1, mine)
+			continue
+		}
+		st.sum = b.k.reduce(b.s[lo:hi])
+		st.flag.Store(blockReduced)
+		mine = append(mine, c)
+		if b.prefixed(c - 1) {
+			mine = b.advance(c, mine)
+		}
+	}
+	finished = true
+	// Nothing left to claim, and no block of mine is ready: hand them over.
+	for _, c := range mine {
+		st := &b.st[c]
+		st.hand.Store(handOrphaned)
+		// Prefixed since readyIn looked? Then whoever prefixed it may have
+		// looked at hand before the store: take the block back.
+		if b.prefixed(c-1) && st.hand.CompareAndSwap(handOrphaned, handTaken) {
+			b.scanFrom(c)
 		}
 	}
 }
 
-// claim claims a block under mu, with next < blocks: next, in place, if
-// its offset is known; else a block to reduce: next, or top while another
-// participant scans in place, so that next stays unclaimed (the gap) for
-// that participant to scan in place too when it finishes. Without the gap
-// a reducer claiming next, still reducing it when the scan in place ends,
-// would leave the chain waiting for it and every participant reducing from
-// then on (each next's offset unknown when claimed): two passes over every
-// block, no gain (TestScanKeepsScanningInPlace).
-func (b *blockScan[E]) claim() (c int, inPlace bool, pre E) {
-	switch {
-	case b.next == b.known:
-		c, inPlace, pre = b.next, true, b.pre
-		b.scanning = true
-		b.next, b.top = b.top, b.top+1
-	case b.scanning && b.top < b.blocks:
-		c = b.top
-		b.top++
-	default:
-		c = b.next
-		b.next, b.top = b.top, b.top+1
+// claim claims a block: next, in place, if its predecessor is prefixed;
+// else a block to reduce: next, or top while another participant scans in
+// place, so that next stays unclaimed (the gap) for that participant to
+// scan in place too when it finishes. Without the gap a reducer claiming
+// next, still reducing it when the scan in place ends, would leave the
+// chain waiting for it and every participant reducing from then on (each
+// next's predecessor unprefixed when claimed): two passes over every
+// block (TestScanKeepsScanningInPlace). ok is false when every block is
+// claimed.
+func (b *blockScan[E]) claim() (c int, inPlace, ok bool) {
+	for {
+		cl := b.claims.Load()
+		next, top := int(cl>>32), int(uint32(cl))
+		if next >= b.blocks {
+			return 0, false, false
+		}
+		var after uint64
+		switch {
+		case b.prefixed(next - 1):
+			c, inPlace, after = next, true, packClaims(top, top+1)
+		case b.scanning.Load() && top < b.blocks:
+			c, inPlace, after = top, false, packClaims(next, top+1)
+		default:
+			c, inPlace, after = next, false, packClaims(top, top+1)
+		}
+		if b.claims.CompareAndSwap(cl, after) {
+			if inPlace {
+				b.scanning.Store(true)
+			}
+			return c, inPlace, true
+		}
 	}
-	return c, inPlace, pre
 }
 
-// readyIn returns the index in mine of a block whose offset is known, or
-// -1. Called with mu held; mine is short (a few blocks).
+// readyIn returns the index in mine of a block whose predecessor is
+// prefixed, or -1. mine is short (a few blocks).
 func (b *blockScan[E]) readyIn(mine []int) int {
 	for i, c := range mine {
-		if c < b.known {
+		if b.prefixed(c - 1) {
 			return i
 		}
 	}
 	return -1
 }
 
-// publish records the outcome of block c under mu: v is the inclusive
-// prefix up to its end if it was scanned in place, its sum if reduced (a
-// reduced block joins mine). If the chain was waiting for c, it advances
-// known over c and the reduced blocks after it, turning each one's sum into
-// its offset and taking over the orphans among them (they join mine). The
-// unlock is deferred: op may panic.
-func (b *blockScan[E]) publish(c int, v E, reduced bool, mine []int) []int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if reduced {
-		b.st[c] = scanBlockState[E]{v: v, reduced: true}
-		mine = append(mine, c)
-		if c != b.known {
+// scanFrom scans block c, reduced and whose predecessor is prefixed, from
+// that prefix.
+func (b *blockScan[E]) scanFrom(c int) {
+	lo, hi := b.bounds(c)
+	b.k.scan(b.s[lo:hi], b.st[c-1].prefix)
+}
+
+// advance carries the chain on from block c, whose predecessor is
+// prefixed: it takes c if c is an orphan (it joins mine, to be scanned),
+// and prefixes c if c is reduced and no other participant does, then goes
+// on with c+1. It stops at a block that is not reduced, or that another
+// participant prefixes.
+func (b *blockScan[E]) advance(c int, mine []int) []int {
+	for ; c < b.blocks; c++ {
+		st := &b.st[c]
+		if st.hand.Load() == handOrphaned && st.hand.CompareAndSwap(handOrphaned, handTaken) {
+			mine = append(mine, c)
+		}
+		if !st.flag.CompareAndSwap(blockReduced, blockPrefixing) {
 			return mine
 		}
-	} else {
-		// Only c's scanner moves known past c (c == known since its claim).
-		b.pre = v
-		b.known = c + 1
-		b.scanning = false
-	}
-	for b.known < b.blocks && b.st[b.known].reduced {
-		// known > 0: block 0 is always scanned in place (its claimer finds
-		// known == 0), so pre is set.
-		x := &b.st[b.known]
-		x.v, b.pre = b.pre, b.k.op(b.pre, x.v)
-		if x.orphan {
-			mine = append(mine, b.known)
-		}
-		b.known++
+		st.prefix = b.k.op(b.st[c-1].prefix, st.sum)
+		st.flag.Store(blockPrefixed)
 	}
 	return mine
 }
