@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -279,6 +280,47 @@ func TestScanHandOver(t *testing.T) {
 	}
 }
 
+// TestScanReducerStopsAhead: with the participant scanning block 0 in
+// place held, the other reduces maxAhead blocks and stops (no further
+// reduction while the first is held), instead of reducing every block
+// ahead of a chain that does not move; once released, the first carries
+// the chain on and the scan completes, with the sequential result.
+func TestScanReducerStopsAhead(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	const block, blocks = 64, 2000
+	ahead := max(scanAheadBytes/(block*elemSize[indexed]()), 2)
+	require.Less(t, ahead, blocks/2, "the test needs blocks beyond maxAhead")
+	in := make([]indexed, block*blocks)
+	for i := range in {
+		in[i] = indexed{i % 13, i}
+	}
+	want := scanWant(in, indexedOp)
+	var reduces atomic.Int64
+	release := make(chan struct{})
+	op := func(a, b indexed) indexed {
+		if b.idx == 1 {
+			<-release // block 0's scan in place, held
+		} else if b.idx >= block {
+			reduces.Add(1)
+		}
+		return indexedOp(a, b)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Scan(p, in, op, Grain(block))
+	}()
+	stop := int64(ahead * (block - 1))
+	testenv.WaitUntil(t, "the reducer to reduce maxAhead blocks", func() bool { return reduces.Load() >= stop })
+	time.Sleep(20 * time.Millisecond) // a reducer that did not stop would reduce on
+	held := reduces.Load()
+	close(release)
+	testenv.Within(t, "Scan after the release", func() { <-done })
+	require.Equal(t, stop, held, "reductions while the chain was held: %d blocks, maxAhead %d", held/(block-1), ahead)
+	require.NoError(t, checkEqual("scan", in, want))
+}
+
 // TestScanClaimLeavesGap: while a block is scanned in place, a reducer
 // claims the block after next (the gap stays for the scanner), and the
 // scanner, done, claims the gap in place; once no block is scanned in
@@ -287,28 +329,28 @@ func TestScanClaimLeavesGap(t *testing.T) {
 	s := make([]int, 10)
 	b := &blockScan[int]{s: s, block: 1, blocks: len(s), st: make([]scanBlockState[int], len(s))}
 	b.claims.Store(packClaims(0, 1))
-	c, inPlace, ok := b.claim()
+	c, inPlace, ok := b.claim(true)
 	require.True(t, ok)
 	require.Equal(t, []any{0, true}, []any{c, inPlace}, "block 0 is scanned in place")
-	c, inPlace, _ = b.claim()
+	c, inPlace, _ = b.claim(true)
 	require.Equal(t, []any{2, false}, []any{c, inPlace}, "block 1 is left for the scanner")
-	c, inPlace, _ = b.claim()
+	c, inPlace, _ = b.claim(true)
 	require.Equal(t, []any{3, false}, []any{c, inPlace})
 	// Block 0 scanned: prefixed, and the scanner claims block 1 in place.
 	b.scanning.Store(false)
 	b.st[0].flag.Store(blockPrefixed)
-	c, inPlace, _ = b.claim()
+	c, inPlace, _ = b.claim(true)
 	require.Equal(t, []any{1, true}, []any{c, inPlace}, "the gap, in place")
 	// Blocks 2 and 3 are being reduced, 1 is not prefixed: with nobody
 	// scanning in place, a reducer takes the next block, 4.
 	b.scanning.Store(false)
-	c, inPlace, _ = b.claim()
+	c, inPlace, _ = b.claim(true)
 	require.Equal(t, []any{4, false}, []any{c, inPlace}, "no gap without a scan in place")
 	for range 5 {
-		_, _, ok = b.claim()
+		_, _, ok = b.claim(true)
 		require.True(t, ok)
 	}
-	_, _, ok = b.claim()
+	_, _, ok = b.claim(true)
 	require.False(t, ok, "every block claimed")
 }
 

@@ -63,6 +63,10 @@ import (
 // acquisitions, one op call) is negligible.
 const scanBlockBytes = 64 << 10
 
+// scanAheadBytes bounds the blocks a participant holds reduced and not yet
+// scanned (work): about what stays in its L2 cache.
+const scanAheadBytes = 512 << 10
+
 // scanBlocksPerWorker is the least number of blocks per participant, so
 // that a slice much smaller than scanBlockBytes·P still splits.
 const scanBlocksPerWorker = 8
@@ -113,7 +117,10 @@ type blockScan[E any] struct {
 	// claims packs next<<32 | top: the claimed blocks are [0, next) and
 	// [next+1, top), top > next: at most one unclaimed block, next, lies
 	// below claimed ones (the gap).
-	claims atomic.Uint64
+	claims   atomic.Uint64
+	workers  int          // the pool's parallelism: the most participants
+	live     atomic.Int32 // participants forked and not yet done claiming
+	maxAhead int          // the most blocks a participant holds reduced and not ready
 	// scanning is set while a participant scans a block in place (at most
 	// one does: the block's predecessor is prefixed, and its successor's
 	// predecessor is not until the scan ends). A heuristic for claim only.
@@ -128,27 +135,28 @@ func scanBlockLen[E any](n, workers, grain int) int {
 	if grain > 0 {
 		return grain
 	}
-	var zero E
-	size := max(int(unsafe.Sizeof(zero)), 1)
+	size := max(elemSize[E](), 1)
 	return max(min(scanBlockBytes/size, n/(scanBlocksPerWorker*workers)), 1)
 }
 
 // scanBlocked scans s in place with the kernels k on w's pool: the caller
-// and Parallelism()-1 forked tasks run the participants' loop (work).
+// runs the participants' loop (work), which forks the others.
 func scanBlocked[E any](w *forkjoin.Worker, s []E, k scanKernels[E], grain int) {
 	workers := w.Pool().Parallelism()
 	block := scanBlockLen[E](len(s), workers, grain)
 	blocks := (len(s) + block - 1) / block
-	b := &blockScan[E]{s: s, block: block, blocks: blocks, k: k, st: make([]scanBlockState[E], blocks)}
+	b := &blockScan[E]{s: s, block: block, blocks: blocks, k: k, workers: workers,
+		maxAhead: max(scanAheadBytes/max(block*elemSize[E](), 1), 2),
+		st:       make([]scanBlockState[E], blocks)}
 	b.claims.Store(packClaims(0, 1))
-	helpers := make([]*forkjoin.Future[struct{}], 0, min(workers, blocks)-1)
-	for range cap(helpers) {
-		helpers = append(helpers, forkjoin.Fork(w, func(*forkjoin.Worker) struct{} { b.work(); return struct{}{} }))
-	}
-	b.work()
-	for i := len(helpers) - 1; i >= 0; i-- {
-		helpers[i].Join(w)
-	}
+	b.live.Store(1)
+	b.work(w)
+}
+
+// elemSize is the size of an E in bytes.
+func elemSize[E any]() int {
+	var zero E
+	return int(unsafe.Sizeof(zero))
 }
 
 func packClaims(next, top int) uint64 { return uint64(next)<<32 | uint64(top) }
@@ -166,16 +174,35 @@ func (b *blockScan[E]) prefixed(c int) bool {
 
 // work is one participant's loop: scan its blocks whose predecessor is
 // prefixed, else claim a block and scan it in place or reduce it, until
-// nothing is left to claim; then hand over the blocks it has reduced and
-// cannot scan yet. mine holds the blocks this participant reduced, or took
-// as orphans, and has not scanned.
-func (b *blockScan[E]) work() {
+// nothing is left to claim or it holds maxAhead blocks it cannot scan yet;
+// then hand those over, and join the participants it forked. mine holds
+// the blocks this participant reduced, or took as orphans, and has not
+// scanned.
+//
+// Before each claim it forks a participant if fewer than workers are live
+// (topUp): the caller forks the first ones, and a participant that has
+// stopped is replaced. A participant stops at maxAhead because its
+// further reductions, made while the chain does not move (the participant
+// scanning in place is slow or descheduled: on a busy machine the two may
+// share one CPU), would leave its cache before it could scan them, two
+// passes over memory instead of one: better leave those blocks to the
+// scan in place, and start a participant again if it is still wanted when
+// the chain has moved (TestScanReducerStopsAhead).
+func (b *blockScan[E]) work(w *forkjoin.Worker) {
 	var mine []int
+	var forked []*forkjoin.Future[struct{}]
 	finished := false
+	defer func() {
+		// Joined on every path: a panic in op included.
+		for i := len(forked) - 1; i >= 0; i-- {
+			forked[i].Join(w)
+		}
+	}()
 	defer func() {
 		if !finished { // a panic in op: stop everyone claiming
 			b.claims.Store(packClaims(b.blocks, b.blocks+1))
 		}
+		b.live.Add(-1)
 	}()
 	for {
 		if i := b.readyIn(mine); i >= 0 {
@@ -184,7 +211,8 @@ func (b *blockScan[E]) work() {
 			b.scanFrom(c) // from cache if this participant reduced it
 			continue
 		}
-		c, inPlace, ok := b.claim()
+		forked = b.topUp(w, forked)
+		c, inPlace, ok := b.claim(len(mine) < b.maxAhead)
 		if !ok {
 			break
 		}
@@ -211,7 +239,7 @@ func (b *blockScan[E]) work() {
 		}
 	}
 	finished = true
-	// Nothing left to claim, and no block of mine is ready: hand them over.
+	// No block of mine is ready: hand them over.
 	for _, c := range mine {
 		st := &b.st[c]
 		st.hand.Store(handOrphaned)
@@ -223,16 +251,40 @@ func (b *blockScan[E]) work() {
 	}
 }
 
+// topUp forks a participant if fewer than workers are live and at least
+// two blocks are left to claim (one for this participant, one for the
+// new one); the caller joins it (work's deferred join).
+func (b *blockScan[E]) topUp(w *forkjoin.Worker, forked []*forkjoin.Future[struct{}]) []*forkjoin.Future[struct{}] {
+	for {
+		live := b.live.Load()
+		if int(live) >= b.workers || b.blocks-int(b.claims.Load()>>32) < 2 {
+			return forked
+		}
+		if b.live.CompareAndSwap(live, live+1) {
+			return append(forked, forkjoin.Fork(w, func(w *forkjoin.Worker) struct{} { b.work(w); return struct{}{} }))
+		}
+	}
+}
+
 // claim claims a block: next, in place, if its predecessor is prefixed;
-// else a block to reduce: next, or top while another participant scans in
-// place, so that next stays unclaimed (the gap) for that participant to
-// scan in place too when it finishes. Without the gap a reducer claiming
-// next, still reducing it when the scan in place ends, would leave the
-// chain waiting for it and every participant reducing from then on (each
-// next's predecessor unprefixed when claimed): two passes over every
-// block (TestScanKeepsScanningInPlace). ok is false when every block is
-// claimed.
-func (b *blockScan[E]) claim() (c int, inPlace, ok bool) {
+// else, if reduce is set, a block to reduce: next, or top while another
+// participant scans in place, so that next stays unclaimed (the gap) for
+// that participant to scan in place too when it finishes. Without the gap
+// a reducer claiming next, still reducing it when the scan in place ends,
+// would leave the chain waiting for it and every participant reducing
+// from then on (each next's predecessor unprefixed when claimed): two
+// passes over every block (TestScanClaimLeavesGap). ok is false when
+// every block is claimed, or when the block would be reduced and reduce
+// is false.
+//
+// A participant stops (work) only when ok is false. With blocks left, that
+// means the chain's first unprefixed block, below next, is held by a
+// participant still running (being scanned in place or reduced: a reduced
+// block is prefixed once its predecessor is), who carries the chain on
+// and then, finding the block at next ready for a scan in place, claims
+// it whatever it holds: someone is always left to claim the rest
+// (TestScanReducerStopsAhead).
+func (b *blockScan[E]) claim(reduce bool) (c int, inPlace, ok bool) {
 	for {
 		cl := b.claims.Load()
 		next, top := int(cl>>32), int(uint32(cl))
@@ -243,6 +295,8 @@ func (b *blockScan[E]) claim() (c int, inPlace, ok bool) {
 		switch {
 		case b.prefixed(next - 1):
 			c, inPlace, after = next, true, packClaims(top, top+1)
+		case !reduce:
+			return 0, false, false
 		case b.scanning.Load() && top < b.blocks:
 			c, inPlace, after = top, false, packClaims(next, top+1)
 		default:
