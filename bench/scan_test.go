@@ -67,7 +67,7 @@ func seqAddOne(s []int64) {
 // from its offset; + inlined). ceiling-1 and ceiling-2 are the bound the
 // machine allows Scan: seqApplyFunc, an embarrassingly parallel loop with
 // the scan's per-element cost, on one goroutine and split over two.
-// mem-1 and mem-2 are the bound for PrefixSum: seqAddOne, the scan's
+// mem-seq and mem-par are the bound for PrefixSum: seqAddOne, the scan's
 // memory traffic with + inlined, on one goroutine and split over two.
 func BenchmarkScan(b *testing.B) {
 	s := make([]int64, scanN)
@@ -136,8 +136,8 @@ func BenchmarkScan(b *testing.B) {
 			wg.Wait()
 		})
 	})
-	b.Run("impl=mem-1", func(b *testing.B) { run(b, func() { seqAddOne(s) }) })
-	b.Run("impl=mem-2", func(b *testing.B) {
+	b.Run("impl=mem-seq", func(b *testing.B) { run(b, func() { seqAddOne(s) }) })
+	b.Run("impl=mem-par", func(b *testing.B) {
 		run(b, func() {
 			var wg sync.WaitGroup
 			wg.Go(func() { seqAddOne(s[:scanN/2]) })
