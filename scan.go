@@ -14,8 +14,10 @@ import (
 // commutative (it is always called as op(earlier, later)), and must be safe
 // to call concurrently; it needs no identity. Floating-point addition is
 // not associative: a float prefix may differ from the sequential one in its
-// last bits. A parallel scan calls op about 2P/(P+1)·n times instead of
-// n - 1 with P workers (4/3 n for two): see the algorithm below.
+// last bits. A parallel scan calls op once for each element of a block
+// scanned in place and twice for the others (reduced, then scanned), plus
+// once per block: between n and 2n times instead of n - 1, about 4/3 n
+// on two idle workers (scanblock.go, TestScanWork).
 //
 // r is as for For. Without options, a slice of at most SequentialThreshold
 // elements is scanned on the caller; Grain(g) scans on the caller when g
