@@ -16,8 +16,8 @@ import (
 // not associative: a float prefix may differ from the sequential one in its
 // last bits. A parallel scan calls op once for each element of a block
 // scanned in place and twice for the others (reduced, then scanned), plus
-// once per block: between n and 2n times instead of n - 1, about 4/3 n
-// on two idle workers (scanblock.go, TestScanWork).
+// once per block: between n and 2n times instead of n - 1, 4/3 n on two
+// workers when both keep pace (scanblock.go, TestScanWork).
 //
 // r is as for For. Without options, a slice of at most SequentialThreshold
 // elements is scanned on the caller; Grain(g) scans on the caller when g
