@@ -321,6 +321,25 @@ func TestScanReducerStopsAhead(t *testing.T) {
 	require.NoError(t, checkEqual("scan", in, want))
 }
 
+// TestScanBlockLen: 64 KiB blocks for a large slice, shorter ones so that
+// each participant gets 8, Grain's size when set, and never more blocks
+// than the claim word can index, even for Grain(1) on the longest slice.
+func TestScanBlockLen(t *testing.T) {
+	require.Equal(t, scanBlockBytes/8, scanBlockLen[int64](10_000_000, 2, 0))
+	require.Equal(t, scanBlockBytes/2, scanBlockLen[int16](10_000_000, 2, 0))
+	require.Equal(t, 10_000/16, scanBlockLen[int64](10_000, 2, 0))
+	require.Equal(t, 1, scanBlockLen[int64](10, 2, 0))
+	require.Equal(t, 7, scanBlockLen[int64](10_000, 2, 7))
+	for _, n := range []int{scanMaxBlocks - 1, scanMaxBlocks, scanMaxBlocks + 1, math.MaxInt} {
+		block := scanBlockLen[int8](n, 2, 1)
+		blocks := n / block
+		if n%block != 0 {
+			blocks++
+		}
+		require.LessOrEqual(t, blocks, scanMaxBlocks, "n=%d block %d", n, block)
+	}
+}
+
 // TestScanClaimLeavesGap: while a block is scanned in place, a reducer
 // claims the block after next (the gap stays for the scanner), and the
 // scanner, done, claims the gap in place; once no block is scanned in

@@ -10,9 +10,10 @@ import (
 // The blocked parallel scan of Scan and PrefixSum: one pass over memory.
 //
 // The slice is cut into blocks small enough to stay in a core's cache
-// (scanBlockBytes). Every participant (the caller's worker and P-1 forked
-// tasks, all running the same loop, work) claims blocks one at a time
-// and does one of two things with the block c it claims:
+// (scanBlockBytes). Every participant (the caller's worker and the tasks
+// forked to make them up to P, all running the same loop, work) claims
+// blocks one at a time and does one of two things with the block c it
+// claims:
 //
 //   - if the inclusive prefix up to the end of block c-1 is known (c-1 is
 //     prefixed), it scans c in place from it: one pass, as the sequential
@@ -59,8 +60,8 @@ import (
 
 // scanBlockBytes is the size of a block: small enough that a participant's
 // reduced blocks stay in its L2 cache until it scans them (it holds one or
-// two at a time), large enough that the per-block bookkeeping (a few lock
-// acquisitions, one op call) is negligible.
+// two at a time), large enough that the per-block bookkeeping (a few
+// atomic operations, one op call) is negligible.
 const scanBlockBytes = 64 << 10
 
 // scanAheadBytes bounds the blocks a participant holds reduced and not yet
@@ -130,14 +131,20 @@ type blockScan[E any] struct {
 // scanBlockLen returns the block length of a parallel scan of n elements
 // of type E on workers participants: grain if set, else scanBlockBytes of
 // elements, shortened so that each participant has scanBlocksPerWorker
-// blocks.
+// blocks; never so short that there are more than scanMaxBlocks.
 func scanBlockLen[E any](n, workers, grain int) int {
+	// At most scanMaxBlocks blocks: claims packs block indices in 32 bits.
+	least := n/scanMaxBlocks + 1
 	if grain > 0 {
-		return grain
+		return max(grain, least)
 	}
 	size := max(elemSize[E](), 1)
-	return max(min(scanBlockBytes/size, n/(scanBlocksPerWorker*workers)), 1)
+	return max(min(scanBlockBytes/size, n/(scanBlocksPerWorker*workers)), least, 1)
 }
+
+// scanMaxBlocks bounds the number of blocks, whose indices (and that
+// index plus one) blockScan.claims packs in 32 bits each.
+const scanMaxBlocks = 1 << 30
 
 // scanBlocked scans s in place with the kernels k on w's pool: the caller
 // runs the participants' loop (work), which forks the others.
