@@ -51,7 +51,7 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 //
 // It is Scan with op = +, but loops with + inlined as Sum does, instead of
 // calling op through a function value per element: on one worker it runs
-// that loop, 4-5x faster than Scan with +. On more it runs Scan's blocked
+// that loop, about 5x faster than Scan with +. On more it runs Scan's blocked
 // algorithm, which reads memory once as the loop does; its speedup is
 // bounded by the memory bandwidth and the second core the machine gives
 // (docs/benchmarks.md, "Scan and PrefixSum, blocked", where a loaded
