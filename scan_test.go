@@ -288,7 +288,7 @@ func TestScanHandOver(t *testing.T) {
 func TestScanReducerStopsAhead(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	defer p.Close()
-	const block, blocks = 64, 2000
+	const block, blocks = 128, 1500
 	ahead := max(scanAheadBytes/(block*elemSize[indexed]()), 2)
 	require.Less(t, ahead, blocks/2, "the test needs blocks beyond maxAhead")
 	in := make([]indexed, block*blocks)

@@ -62,11 +62,11 @@ import (
 // reduced blocks stay in its L2 cache until it scans them (it holds one or
 // two at a time), large enough that the per-block bookkeeping (a few
 // atomic operations, one op call) is negligible.
-const scanBlockBytes = 64 << 10
+const scanBlockBytes = 256 << 10
 
 // scanAheadBytes bounds the blocks a participant holds reduced and not yet
 // scanned (work): about what stays in its L2 cache.
-const scanAheadBytes = 512 << 10
+const scanAheadBytes = 1 << 20
 
 // scanBlocksPerWorker is the least number of blocks per participant, so
 // that a slice much smaller than scanBlockBytes·P still splits.
