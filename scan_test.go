@@ -380,3 +380,33 @@ func TestScanInputs(t *testing.T) {
 	Scan(nil, one, func(a, b int) int { panic("not called") })
 	require.Equal(t, []int{5}, one)
 }
+
+var prefixSink int64
+
+// BenchmarkPrefixSumKernels times PrefixSum's per-block loops on one block
+// in cache: addAll (one chain of dependent adds, Sum's leaf), addAll4 (the
+// reduction, four partial sums) and addFrom (the scan).
+func BenchmarkPrefixSumKernels(b *testing.B) {
+	s := make([]int64, scanBlockBytes/8)
+	for i := range s {
+		s[i] = int64(i % 7)
+	}
+	b.Run("kernel=addAll", func(b *testing.B) {
+		b.SetBytes(int64(len(s)) * 8)
+		for b.Loop() {
+			prefixSink = addAll(0, s)
+		}
+	})
+	b.Run("kernel=addAll4", func(b *testing.B) {
+		b.SetBytes(int64(len(s)) * 8)
+		for b.Loop() {
+			prefixSink = addAll4(s)
+		}
+	})
+	b.Run("kernel=addFrom", func(b *testing.B) {
+		b.SetBytes(int64(len(s)) * 8)
+		for b.Loop() {
+			addFrom(s, 1)
+		}
+	})
+}

@@ -59,8 +59,8 @@ import (
 // caller reads s after the join.
 
 // scanBlockBytes is the size of a block: small enough that a participant's
-// reduced blocks stay in its L2 cache until it scans them (it holds one or
-// two at a time), large enough that the per-block bookkeeping (a few
+// reduced blocks stay in its L2 cache until it scans them (it holds a few
+// at a time, at most scanAheadBytes), large enough that the per-block bookkeeping (a few
 // atomic operations, one op call) is negligible.
 const scanBlockBytes = 256 << 10
 
