@@ -31,7 +31,7 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 		panic("magpie: Scan called with a nil op")
 	}
 	grain := collectOptions(opts).grain
-	if shortByCount(len(s), grain) { // before the kernels, which allocate
+	if scanInline(r, len(s), grain) { // before the kernels, which allocate
 		defer rethrow()
 		scanSeq(s, op)
 		return
@@ -67,7 +67,7 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 func PrefixSum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) {
 	checkRunner("PrefixSum", r)
 	grain := collectOptions(opts).grain
-	if shortByCount(len(s), grain) {
+	if scanInline(r, len(s), grain) {
 		addFirst(s)
 		return
 	}
@@ -79,26 +79,29 @@ func PrefixSum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) {
 	}, grain)
 }
 
-// scanOn runs the scan of s, longer than shortByCount, with the kernels k
-// on r: on the caller on a pool of one worker, else blocked on the pool
-// (scanblock.go). A panic in op is a *forkjoin.PanicError on every path.
+// scanInline reports whether Scan and PrefixSum run sequentially on the
+// caller: a short slice (shortByCount) or a pool of one worker.
+func scanInline(r forkjoin.Runner, n, grain int) bool {
+	if shortByCount(n, grain) {
+		return true
+	}
+	if w, ok := r.(*forkjoin.Worker); ok {
+		return w.Pool().Parallelism() <= 1
+	}
+	return runnerPool(r).Parallelism() <= 1
+}
+
+// scanOn runs the blocked scan of s with the kernels k on r, a pool of
+// more than one worker or one of its workers (scanblock.go). A panic in op
+// is a *forkjoin.PanicError on every path.
 func scanOn[E any](r forkjoin.Runner, s []E, k scanKernels[E], grain int) {
 	if w, ok := r.(*forkjoin.Worker); ok {
-		if w.Pool().Parallelism() <= 1 {
-			scanCaught(s, k)
-			return
-		}
 		// As for the other helpers, a panic is a *PanicError on every path.
 		defer rethrow()
 		scanBlocked(w, s, k, grain)
 		return
 	}
-	p := runnerPool(r)
-	if p.Parallelism() <= 1 {
-		scanCaught(s, k)
-		return
-	}
-	forkjoin.Run(p, func(w *forkjoin.Worker) struct{} {
+	forkjoin.Run(runnerPool(r), func(w *forkjoin.Worker) struct{} {
 		scanBlocked(w, s, k, grain)
 		return struct{}{}
 	})
@@ -165,13 +168,4 @@ func reduceBlock[S ~[]E, E any](s S, op func(E, E) E) E {
 		acc = op(acc, x)
 	}
 	return acc
-}
-
-// scanCaught is the sequential scan for the paths that run on the
-// caller, with a panic turned into a *forkjoin.PanicError as on the pool.
-func scanCaught[E any](s []E, k scanKernels[E]) {
-	defer rethrow()
-	if len(s) > 0 {
-		k.first(s)
-	}
 }
