@@ -3,6 +3,7 @@ package magpie
 import (
 	"cmp"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -103,9 +104,11 @@ func TestNewHelpersPanics(t *testing.T) {
 				require.True(t, ok, "%s %s n=%d: recovered %T %v", name, k.name, n, got, got)
 				require.ErrorIs(t, pe, boom, "%s %s n=%d", name, k.name, n)
 			}
-			s := make([]int, 5000)
-			k.call(func(r forkjoin.Runner) { Scan(r, s, func(a, _ int) int { return a + 1 }) })
-			require.Equal(t, 4999, s[4999], "the pool survives")
+			// op must be associative: a + 1, ignoring b, is not, and gave
+			// 4999 only while no block was reduced.
+			s := slices.Repeat([]int{1}, 5000)
+			k.call(func(r forkjoin.Runner) { Scan(r, s, add[int]) })
+			require.Equal(t, 5000, s[4999], "the pool survives")
 		}
 	}
 }

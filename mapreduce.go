@@ -190,7 +190,7 @@ func Filter[S ~[]E, E any](r forkjoin.Runner, in S, keep func(E) bool, opts ...O
 	}, opts))
 }
 
-// Number is the constraint of Sum: the integer, floating-point and complex
+// Number is the constraint of Sum and PrefixSum: the integer, floating-point and complex
 // types (as golang.org/x/exp/constraints' Integer | Float | Complex).
 type Number interface {
 	~int | ~int8 | ~int16 | ~int32 | ~int64 |

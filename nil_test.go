@@ -126,6 +126,13 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 				require.Equal(t, sum, s[n-1])
 			}
 		},
+		"PrefixSum": func(r forkjoin.Runner) {
+			s := slices.Clone(in)
+			PrefixSum(r, s, opts...)
+			if n > 0 {
+				require.Equal(t, sum, s[n-1])
+			}
+		},
 		"FilterMap": func(r forkjoin.Runner) {
 			var want []int
 			for _, x := range in {

@@ -1,8 +1,6 @@
 package magpie
 
 import (
-	"sync/atomic"
-
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
@@ -16,8 +14,10 @@ import (
 // commutative (it is always called as op(earlier, later)), and must be safe
 // to call concurrently; it needs no identity. Floating-point addition is
 // not associative: a float prefix may differ from the sequential one in its
-// last bits. A parallel scan calls op about 2P/(P+1)·n times instead of
-// n - 1 with P workers (4/3 n for two): see the algorithm below.
+// last bits. A parallel scan calls op once for each element of a block
+// scanned in place and twice for the others (reduced, then scanned), plus
+// once per block: between n and 2n times instead of n - 1, 4/3 n on two
+// workers when both keep pace (scanblock.go, TestScanWork).
 //
 // r is as for For. Without options, a slice of at most SequentialThreshold
 // elements is scanned on the caller; Grain(g) scans on the caller when g
@@ -31,133 +31,117 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 		panic("magpie: Scan called with a nil op")
 	}
 	grain := collectOptions(opts).grain
-	if shortByCount(len(s), grain) {
-		scanCaught(s, op)
+	if scanInline(r, len(s), grain) { // before the kernels, which allocate
+		defer rethrow()
+		scanSeq(s, op)
 		return
 	}
+	scanOn(r, []E(s), scanKernels[E]{
+		op:     op,
+		scan:   func(s []E, prefix E) { scanFrom(s, prefix, op) },
+		first:  func(s []E) { scanSeq(s, op) },
+		reduce: func(s []E) E { return reduceBlock(s, op) },
+	}, grain)
+}
+
+// PrefixSum replaces every element of s by the sum of the elements up to
+// it (its inclusive prefix sum), in parallel on r: the sequential
+//
+//	for i := 1; i < len(s); i++ { s[i] += s[i-1] }
+//
+// It is Scan with op = +, but loops with + inlined as Sum does, instead of
+// calling op through a function value per element: on one worker it runs
+// that loop, about 5x faster than Scan with +. On more it runs Scan's blocked
+// algorithm, which reads memory once as the loop does; its speedup is
+// bounded by the memory bandwidth and the second core the machine gives
+// (docs/benchmarks.md, "Scan and PrefixSum, blocked": 1.12x the loop on
+// two idle vCPUs, none on busy ones). Integer prefix sums equal the sequential ones
+// exactly, overflow included (they wrap the same way); floating-point
+// prefix sums may differ from the sequential ones in the last bits, since
+// the blocks' sums are added separately (see Reduce).
+//
+// r and the options are as for Scan: a slice of at most SequentialThreshold
+// elements, or with a Grain that covers it, is summed on the caller, a
+// larger one goes to the pool at once, and Grain(g) otherwise sets the
+// block size to g.
+func PrefixSum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) {
+	checkRunner("PrefixSum", r)
+	grain := collectOptions(opts).grain
+	if scanInline(r, len(s), grain) {
+		addFirst(s)
+		return
+	}
+	scanOn(r, []E(s), scanKernels[E]{
+		op:     add[E],
+		scan:   addFrom[E],
+		first:  addFirst[E],
+		reduce: addAll4[E],
+	}, grain)
+}
+
+// scanInline reports whether Scan and PrefixSum run sequentially on the
+// caller: a short slice (shortByCount) or a pool of one worker.
+func scanInline(r forkjoin.Runner, n, grain int) bool {
+	if shortByCount(n, grain) {
+		return true
+	}
+	if w, ok := r.(*forkjoin.Worker); ok {
+		return w.Pool().Parallelism() <= 1
+	}
+	return runnerPool(r).Parallelism() <= 1
+}
+
+// scanOn runs the blocked scan of s with the kernels k on r, a pool of
+// more than one worker or one of its workers (scanblock.go). A panic in op
+// is a *forkjoin.PanicError on every path.
+func scanOn[E any](r forkjoin.Runner, s []E, k scanKernels[E], grain int) {
 	if w, ok := r.(*forkjoin.Worker); ok {
 		// As for the other helpers, a panic is a *PanicError on every path.
 		defer rethrow()
-		scanPar(w, s, op, grain)
+		scanBlocked(w, s, k, grain)
 		return
 	}
-	p := runnerPool(r)
-	if p.Parallelism() <= 1 {
-		scanCaught(s, op)
-		return
-	}
-	forkjoin.Run(p, func(w *forkjoin.Worker) struct{} {
-		scanPar(w, s, op, grain)
+	forkjoin.Run(runnerPool(r), func(w *forkjoin.Worker) struct{} {
+		scanBlocked(w, s, k, grain)
 		return struct{}{}
 	})
 }
 
-// scanBlocksPerWorker and scanMinBlock size the blocks of the parallel
-// scan's head: about scanBlocksPerWorker blocks per worker, so that the
-// splitting can balance both passes, but no fewer than scanMinBlock
-// elements, so that a block's bookkeeping (one op call and one sum) stays
-// negligible.
-const (
-	scanBlocksPerWorker = 16
-	scanMinBlock        = 4096
-)
+// addFrom is PrefixSum's scanFrom: s[0] becomes prefix + s[0], and so on,
+// with + inlined.
+func addFrom[E Number](s []E, prefix E) {
+	for i, x := range s {
+		prefix += x
+		s[i] = prefix
+	}
+}
 
-// scanPar is the parallel scan, in two passes over a head s[:m] cut into
-// blocks, and a tail s[m:] of n/(P+1) elements:
-//
-//  1. The head runs on the range engine over its block indices. A block
-//     whose predecessors are all scanned knows its prefix: it is scanned
-//     in place, once. That is the run of blocks from block 0 that the
-//     worker starting there gets through (its piece, extended chunk after
-//     chunk, then the pieces it forked and nobody stole). Every other
-//     block is only reduced to a sum (read, not written).
-//  2. On the caller's worker, the sums of the reduced blocks become their
-//     offsets (a sequential scan over a few dozen blocks), and the offset
-//     of the tail follows.
-//  3. The tail (never reduced: nothing needs its sum) is scanned from its
-//     offset on this worker, while the reduced blocks are scanned from
-//     their offsets in parallel as a forked range task.
-//
-// With two workers the ideal is three equal thirds: the first scanned and
-// the second reduced in pass 1, the second and the tail scanned in pass 2,
-// 2/3·n op calls per worker against n for the sequential loop: at most
-// 1.5x, (P+1)/2 with P workers. A plain "reduce every block, then scan
-// every block" costs 2n calls, no gain at all on two workers.
-func scanPar[S ~[]E, E any](w *forkjoin.Worker, s S, op func(E, E) E, grain int) {
-	n := len(s)
-	workers := w.Pool().Parallelism()
-	if workers <= 1 {
-		scanSeq(s, op)
-		return
+// addFirst is PrefixSum's sequential loop: s scanned in place with no
+// prefix before it.
+func addFirst[E Number](s []E) {
+	if len(s) > 0 {
+		addFrom(s[1:], s[0])
 	}
-	m := n - n/(workers+1)
-	block := grain
-	if block == 0 {
-		block = max(m/(scanBlocksPerWorker*workers), scanMinBlock)
-	}
-	blocks := (m + block - 1) / block
-	bounds := func(b int) (lo, hi int) { return b * block, min((b+1)*block, m) }
-	sums := make([]E, blocks)
+}
 
-	// Pass 1. frontier is the number of blocks scanned in place so far:
-	// a block that starts exactly there follows a final prefix, so it is
-	// scanned (once), whichever piece holds it; any other block is reduced.
-	// Usually the piece holding block 0 scans its range, and then the
-	// pieces it forked and ran itself, since nobody stole them. The blocks
-	// scanned are therefore [0, frontier), and all others are reduced:
-	// frontier passes a block only by scanning it.
-	var frontier atomic.Int64
-	pass1 := &rangeSpec[struct{}]{
-		leaf: func(_ struct{}, lo, hi int) struct{} {
-			for b := lo; b < hi; b++ {
-				from, to := bounds(b)
-				if frontier.Load() != int64(b) {
-					sums[b] = reduceBlock(s[from:to], op)
-					continue
-				}
-				if b == 0 {
-					scanSeq(s[:to], op)
-				} else {
-					scanFrom(s[from:to], s[from-1], op)
-				}
-				// The store publishes the block's writes to whoever
-				// scans the next block or, after the join, reads s[to-1].
-				frontier.Store(int64(b + 1))
-			}
-			return struct{}{}
-		},
-		grain: min(grain, 1), // with Grain, halve down to single blocks
+// addAll4 is PrefixSum's reduceBlock: the sum of s in four interleaved
+// partial sums, which the CPU adds in parallel (one chain of dependent
+// adds limits addAll to one element per cycle; this runs about 2.5x as
+// fast in cache: BenchmarkPrefixSumKernels).
+func addAll4[E Number](s []E) E {
+	var a, b, c, d E
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		q := s[i : i+4 : i+4]
+		a += q[0]
+		b += q[1]
+		c += q[2]
+		d += q[3]
 	}
-	rangeTask[struct{}]{pass1, 0, blocks, struct{}{}}.Compute(w)
-	done := int(frontier.Load())
-
-	// Offsets: sums[b] becomes the prefix before block b.
-	_, hi := bounds(done - 1)
-	off := s[hi-1]
-	for b := done; b < blocks; b++ {
-		sums[b], off = off, op(off, sums[b])
+	for _, x := range s[i:] {
+		a += x
 	}
-
-	// Pass 2: the tail here, from the start (it is the largest piece and
-	// cannot be split), the reduced blocks in a forked range task.
-	pass2 := &rangeSpec[struct{}]{
-		leaf: func(_ struct{}, lo, hi int) struct{} {
-			for b := lo; b < hi; b++ {
-				from, to := bounds(b)
-				scanFrom(s[from:to], sums[b], op)
-			}
-			return struct{}{}
-		},
-		grain: min(grain, 1),
-	}
-	forkjoin.Join(w,
-		func(*forkjoin.Worker) struct{} { scanFrom(s[m:], off, op); return struct{}{} },
-		func(w *forkjoin.Worker) struct{} {
-			if done < blocks {
-				rangeTask[struct{}]{pass2, done, blocks, struct{}{}}.Compute(w)
-			}
-			return struct{}{}
-		})
+	return (a + b) + (c + d)
 }
 
 // scanSeq scans s in place: s[i] = op(s[i-1], s[i]).
@@ -184,11 +168,4 @@ func reduceBlock[S ~[]E, E any](s S, op func(E, E) E) E {
 		acc = op(acc, x)
 	}
 	return acc
-}
-
-// scanCaught is scanSeq for the paths that run on the caller, with a
-// panic turned into a *forkjoin.PanicError as on the pool.
-func scanCaught[S ~[]E, E any](s S, op func(E, E) E) {
-	defer rethrow()
-	scanSeq(s, op)
 }

@@ -51,6 +51,14 @@ func ExampleScan() {
 	// Output: [1 3 6 10 15]
 }
 
+func ExamplePrefixSum() {
+	// Running balances from a list of movements.
+	balances := []int64{100, -30, 45, -15, 0, 20}
+	magpie.PrefixSum(nil, balances)
+	fmt.Println(balances)
+	// Output: [100 70 115 100 100 120]
+}
+
 func ExampleFilterMap() {
 	fields := strings.Fields("12 x 7 -3 y")
 	nums := magpie.FilterMap(nil, fields, func(s string) (int, bool) {

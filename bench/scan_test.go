@@ -48,14 +48,27 @@ func seqApplyFunc(s []int64, op func(int64, int64) int64) {
 	}
 }
 
+// seqAddOne is the memory ceiling's loop: the scan's memory traffic (every
+// element read and written once) with + inlined and no dependence between
+// elements.
+//
+//go:noinline
+func seqAddOne(s []int64) {
+	for i := range s {
+		s[i]++
+	}
+}
+
 // BenchmarkScan: an inclusive prefix sum over 10M int64 in place. seq is
 // the loop a user writes (+ inlined), seq-func the same loop calling op
-// through a function value, magpie Scan, waitgroup the textbook two-pass
-// scan by hand (reduce one chunk per GOMAXPROCS but the last, scan the
-// chunk sums, scan every chunk from its offset; + inlined). ceiling-1 and
-// ceiling-2 are the bound the machine allows: seqApplyFunc, an
-// embarrassingly parallel loop with the scan's per-element cost, on one
-// goroutine and split over two.
+// through a function value, magpie Scan, prefixsum magpie's PrefixSum
+// (+ inlined), waitgroup the textbook two-pass scan by hand (reduce one
+// chunk per GOMAXPROCS but the last, scan the chunk sums, scan every chunk
+// from its offset; + inlined). ceiling-1 and ceiling-2 are the bound the
+// machine allows Scan: seqApplyFunc, an embarrassingly parallel loop with
+// the scan's per-element cost, on one goroutine and split over two.
+// mem-seq and mem-par are the bound for PrefixSum: seqAddOne, the scan's
+// memory traffic with + inlined, on one goroutine and split over two.
 func BenchmarkScan(b *testing.B) {
 	s := make([]int64, scanN)
 	for i := range s {
@@ -80,6 +93,10 @@ func BenchmarkScan(b *testing.B) {
 	b.Run("impl=magpie", func(b *testing.B) {
 		p := benchPool(b)
 		run(b, func() { magpie.Scan(p, s, addInt64) })
+	})
+	b.Run("impl=prefixsum", func(b *testing.B) {
+		p := benchPool(b)
+		run(b, func() { magpie.PrefixSum(p, s) })
 	})
 	b.Run("impl=waitgroup", func(b *testing.B) {
 		run(b, func() {
@@ -116,6 +133,15 @@ func BenchmarkScan(b *testing.B) {
 			var wg sync.WaitGroup
 			wg.Go(func() { seqApplyFunc(s[:scanN/2], addInt64) })
 			seqApplyFunc(s[scanN/2:], addInt64)
+			wg.Wait()
+		})
+	})
+	b.Run("impl=mem-seq", func(b *testing.B) { run(b, func() { seqAddOne(s) }) })
+	b.Run("impl=mem-par", func(b *testing.B) {
+		run(b, func() {
+			var wg sync.WaitGroup
+			wg.Go(func() { seqAddOne(s[:scanN/2]) })
+			seqAddOne(s[scanN/2:])
 			wg.Wait()
 		})
 	})
