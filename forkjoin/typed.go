@@ -3,23 +3,21 @@ package forkjoin
 // The typed layer: the exported entry points that package task is built on.
 //
 // Users write package task (task.Fork, task.InvokeBoth, task.Submit,
-// task.Execute, task.Spawn, with task.RecursiveTask and task.RecursiveAction as the
-// named task interfaces). These functions are exported only because Go has
-// no friend packages: a typed task's node (taskCell, spawnNode) lives with
-// the worker's unexported state (an execTask with the pool's), and
-// package task can reach it through
-// nothing but an exported function of this one. They name no task
-// interface of their own: the constraint is spelled out ("any type with a
-// Compute(w *Worker) method"), and package task's RecursiveTask and
-// RecursiveAction satisfy it. docs/design.md, "Why forkjoin still exports
-// the typed layer", gives the alternatives and why they were rejected.
+// task.Execute, task.Spawn, with task.RecursiveTask and
+// task.RecursiveAction as the named task interfaces). These functions are
+// exported only because Go has no friend packages: a typed task's node
+// (taskCell, spawnNode, execTask) lives with the worker's or the pool's
+// unexported state, and package task can reach it through nothing but an
+// exported function of this one. They name no task interface of their
+// own: the constraint is spelled out ("any type with a Compute(w *Worker)
+// method"), and package task's RecursiveTask and RecursiveAction satisfy
+// it. docs/design.md, "Why forkjoin still exports the typed layer", gives the alternatives and why they were rejected.
 //
 // Invariant: calling these through package task costs what calling them
 // directly does. ForkTask, SubmitTaskPriority and ExecuteTaskPriority are
 // calls into the mechanism's own file (forkCell in future.go, submitTask
-// in submit.go, executeTask in exectask.go);
-// JoinTasks and SpawnTask are the fast paths themselves, written out here
-// rather than behind a wrapper because a generic wrapper around a
+// in submit.go, executeTask in exectask.go); JoinTasks and SpawnTask are
+// the fast paths themselves, written out here rather than behind a wrapper because a generic wrapper around a
 // non-inlinable generic body costs a call of its own (the wrapper's
 // instantiation goes over the inlining budget: go build -gcflags=-m=2).
 // Their cells, nodes and slow paths are those of join.go (taskCell,
