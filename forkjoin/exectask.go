@@ -1,78 +1,94 @@
 package forkjoin
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 )
 
-// Typed fire-and-forget submissions: the node that ExecuteTaskPriority
-// (package task's Execute and ExecutePriority) queues, and its recycling.
+// Typed fire-and-forget submissions: how ExecuteTaskPriority (package
+// task's Execute and ExecutePriority) carries a typed action through the
+// submission queue without allocating.
 //
-// Execute's closure goes into its submission slot as it is (injector.go);
-// a typed action cannot, since a slot is untyped and boxing the action in
-// an interface would allocate for any action that is not a pointer. So the
-// action is stored unboxed in an execTask node, which the slot carries as
-// it carries a Submit's cell. The submitter is any goroutine and the node
-// is finished by whichever worker takes it, so a per-worker free list (as
-// spawn nodes and cells have) cannot serve: the nodes go back to a free
-// list per pool and action type, a sync.Pool, which keeps its items per P
-// and so costs no shared write when the submitter and the runner share a
-// P. With that, a stream of typed Executes allocates nothing once warm
-// (task's TestExecuteSteadyStateAllocatesNothing, for a pointer action and
-// a two-word value).
+// A submission slot holds an Execute's action as a spawnAction interface
+// value (injector.go): Pool.Execute's closure as a funcAction, and a typed
+// action as itself when its type is pointer-shaped (a pointer, or a struct
+// or array of one pointer-shaped element, which Go stores in an interface
+// without boxing). Any other action type would be boxed on the heap by the
+// conversion, so it goes into the slot inside an execBox instead: a
+// pointer to a box is pointer-shaped, and boxes are recycled through a
+// free list per pool and action type, a sync.Pool (which keeps its items
+// per P). Either way a stream of typed Executes allocates nothing once
+// warm (task's TestExecuteSteadyStateAllocatesNothing, for a pointer, a
+// one-pointer struct and a two-word struct). The worker that takes the
+// slot runs the action in one of its exec nodes, as it runs an Execute's
+// function (submit.go): panic guard, panic handler, execDone.
 //
 // # Invariant
 //
-// An execTask node is reused only when no goroutine can read it but the
-// one that took it from the free list. The argument, step by step:
+// A box is reused only when no goroutine can read it but the one that took
+// it from the free list. The argument, step by step:
 //
 //   - From the free list's Get to its submitAt, only the submitter holds
-//     the node. If submitAt rejects it (closed pool, full bounded queue)
-//     the node was never published, and the submitter puts it back.
-//   - Accepted, the node is published by the store of its slot's node
-//     pointer (injector.push) and read by one worker: the one whose take
-//     popped that slot, under the injector's lock. pop replaces the slot's
-//     pointer with takenMark before the lock is released, so the queue no
-//     longer holds the node; a worker that loaded the slot without the
-//     lock (mayBeReady) only compares the pointer with nil and never
-//     dereferences it. Root nodes are never on a deque or the handoff
-//     list, and an execTask is solo (nobody joins it: no Future, no
-//     claim), so no other goroutine ever learns its address.
-//   - The worker that took the node reads its fields in Worker.run before
-//     execute, and nothing after it. execute copies the action out and
-//     puts the node back on the free list before the action starts, so a
-//     panic, a runtime.Goexit or a nested Execute of the same type cannot
-//     leave it half released; from the Put on, the runner never touches the
-//     node again.
+//     the box. If submitAt rejects the action (closed pool, full bounded
+//     queue) the box was never published, and the submitter puts it back.
+//   - Accepted, the box is published by the atomic store of its slot's
+//     node pointer (injector.push), which follows the plain write of the
+//     slot's act, and read by one worker: the one whose take popped that
+//     slot, under the injector's lock. pop clears the slot's act before the
+//     lock is released, so the queue no longer holds the box, and nobody
+//     else reads act (mayBeReady and find read only the node pointer and
+//     the block's links). The worker copies act into one of its exec nodes,
+//     which only it ever touches (see execNode).
+//   - The box's Compute, run by that worker, copies the action out and puts
+//     the box back on the free list before the action starts, so a panic,
+//     a runtime.Goexit or a nested Execute of the same type cannot leave it
+//     half released; from the Put on, the worker never dereferences the
+//     box again (its exec node keeps the pointer, unread, until the node
+//     completes and clears it).
 //   - sync.Pool orders a Put before the Get that returns the same item
-//     (documented in package sync), so every write of the runner and of
-//     the previous submitter happens before the next submitter's writes.
+//     (documented in package sync), so every write of the worker and of the
+//     previous submitter happens before the next submitter's writes.
 //
-// A node's other fields need no reset: its latch, thief, comp and claimed
-// are never used for a solo root (nobody waits on it, it is never stolen,
-// it runs in no cancellation scope, nobody claims it), group is written by
-// every push and root by every submitAt.
-//
-// The free lists of a pool are found by the action's type in a small
-// array on the Pool (execLists), filled once per type with a CAS and read
-// with one atomic load per entry scanned; beyond cacheSlots types, nodes
-// are allocated and left to the GC, as cacheOf does for forks.
+// The free lists of a pool are found by the action's type in a small array
+// on the Pool (execLists), each entry filled once with a CAS and read with
+// one atomic load; the entry also caches whether the type is
+// pointer-shaped (decided once, with package reflect). Beyond cacheSlots
+// action types, boxes are allocated and left to the GC, as cacheOf does for
+// forks.
 
-// execTask is a typed action submitted by ExecuteTaskPriority, unboxed.
-type execTask[A spawnAction] struct {
-	node
+// execBox carries a typed action that is not pointer-shaped through a
+// submission slot.
+type execBox[A spawnAction] struct {
 	task A
-	list *execTaskList[A] // the free list the node goes back to; nil: none (too many types)
+	list *execTaskList[A] // the free list the box goes back to; nil: none (too many types)
 }
 
-// execTaskList is a pool's free list of execTask nodes of one action type.
+// Compute runs the boxed action on w, after putting the box back on its
+// free list (see the top of this file).
+func (b *execBox[A]) Compute(w *Worker) {
+	a := b.task
+	var zero A
+	b.task = zero
+	if b.list != nil {
+		b.list.free.Put(b)
+	}
+	a.Compute(w)
+}
+
+// execTaskList is a pool's free list of boxes for one action type.
 type execTaskList[A spawnAction] struct {
-	free sync.Pool
+	direct bool // A is pointer-shaped: it goes into the slot unboxed
+	free   sync.Pool
 }
 
 // execListEntry is one filled entry of Pool.execLists: a *execTaskList[A]
 // for some A. An entry never changes once filled.
 type execListEntry struct{ list any }
+
+// execLists is the array of free lists execListOf searches; see the top
+// of this file.
+type execLists [cacheSlots]atomic.Pointer[execListEntry]
 
 // execListOf returns p's free list for action type A, creating it on first
 // use, or nil if every entry holds another type.
@@ -80,11 +96,11 @@ func execListOf[A spawnAction](p *Pool) *execTaskList[A] {
 	for i := range p.execLists {
 		e := p.execLists[i].Load()
 		if e == nil {
-			l := &execTaskList[A]{}
+			l := &execTaskList[A]{direct: pointerShaped(reflect.TypeFor[A]())}
 			if p.execLists[i].CompareAndSwap(nil, &execListEntry{l}) {
 				return l
 			}
-			e = p.execLists[i].Load() // another type's, or A's, filled meanwhile
+			e = p.execLists[i].Load() // filled meanwhile, for A or another type
 		}
 		if l, ok := e.list.(*execTaskList[A]); ok {
 			return l
@@ -93,64 +109,56 @@ func execListOf[A spawnAction](p *Pool) *execTaskList[A] {
 	return nil
 }
 
-// execLists is the array of free lists execListOf searches; see the top
-// of this file.
-type execLists [cacheSlots]atomic.Pointer[execListEntry]
-
-// takeExecTask returns a node of p's free list for A, or a new one.
-func takeExecTask[A spawnAction](p *Pool) *execTask[A] {
-	l := execListOf[A](p)
-	if l != nil {
-		if e, _ := l.free.Get().(*execTask[A]); e != nil {
-			return e
-		}
+// pointerShaped reports whether a value of type t is stored in an
+// interface without being boxed: Go's rule (a pointer, map, channel,
+// function or unsafe.Pointer, or a struct of one such field or an array
+// of one such element). Getting it wrong would cost an allocation, not
+// correctness; TestExecuteSteadyStateAllocatesNothing measures it.
+func pointerShaped(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Struct:
+		return t.NumField() == 1 && pointerShaped(t.Field(0).Type)
+	case reflect.Array:
+		return t.Len() == 1 && pointerShaped(t.Elem())
 	}
-	e := &execTask[A]{list: l}
-	e.job = e
-	e.solo = true
-	return e
+	return false
 }
 
-// release clears e's action and puts e back on its free list; after it,
-// the caller must not touch e.
-func (e *execTask[A]) release() {
-	var zero A
-	e.task = zero
-	if e.list != nil {
-		e.list.free.Put(e)
-	}
-}
-
-// executeTask queues a on p at priority prio, in a recycled node; the body
-// of ExecuteTaskPriority (typed.go). a is not a nil interface and p is not
-// nil.
+// executeTask queues a on p at priority prio, unboxed or in a recycled box;
+// the body of ExecuteTaskPriority (typed.go). a is not a nil interface and
+// p is not nil.
 func executeTask[A spawnAction](p *Pool, prio Priority, a A) error {
-	prio.level() // panics on a bad priority before a node is taken
-	e := takeExecTask[A](p)
-	e.task = a
-	if err := p.submitAt(nil, &e.node, nil, prio, false); err != nil {
-		e.release() // never published: still the submitter's alone
-		return err
+	l := execListOf[A](p)
+	if l != nil && l.direct {
+		return p.submitAt(nil, nil, a, prio, false)
 	}
-	return nil
+	b, _ := l.get().(*execBox[A])
+	if b == nil {
+		b = &execBox[A]{list: l}
+	}
+	b.task = a
+	err := p.submitAt(nil, nil, b, prio, false)
+	if err != nil {
+		var zero A
+		b.task = zero
+		l.put(b) // never published: still the submitter's alone
+	}
+	return err
 }
 
-// execute runs e's action on w, which took it from the submission queue.
-// The node goes back to its free list first (see the top of this file);
-// a panic goes to the pool's panic handler, as an Execute's does, and the
-// task counts as finished for Close (execDone) either way.
-func (e *execTask[A]) execute(w *Worker) {
-	a := e.task
-	e.release()
-	p := w.pool // the pool whose queue e came from: only its workers take from it
-	finished := false
-	defer func() {
-		if !finished {
-			p.reportPanic(CapturePanic(recover()))
-			p.execDone(w)
-		}
-	}()
-	a.Compute(w)
-	finished = true
-	p.execDone(w)
+// get takes a box from l, nil if l is nil or empty.
+func (l *execTaskList[A]) get() any {
+	if l == nil {
+		return nil
+	}
+	return l.free.Get()
+}
+
+// put returns b to l, if l is not nil.
+func (l *execTaskList[A]) put(b *execBox[A]) {
+	if l != nil {
+		l.free.Put(b)
+	}
 }

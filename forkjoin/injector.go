@@ -143,15 +143,17 @@ const linePad = 128
 // slot) is allocated once per blockCap submissions.
 const blockCap = 64
 
-// slot holds one submitted task: fn for Execute, else n. A slot is 16
+// slot holds one submitted task: act for Execute, else n. A slot is 24
 // bytes, half of what it was with a ready flag and a timestamp of its own:
 // the blocks are what the GC collects (see docs/design.md, Submissions).
 type slot struct {
-	fn func(*Worker) // Execute's function, or nil
+	// act is Execute's function (a funcAction) or a typed Execute's
+	// action (exectask.go), or nil.
+	act spawnAction
 	// n is nil until the submitter has written the slot, then the
-	// submitted node (Submit, Invoke) or &execMark (Execute: fn), and
+	// submitted node (Submit, Invoke) or &execMark (Execute: act), and
 	// &takenMark once a taken node is dropped; a slot never becomes nil
-	// again (see mayBeReady). Storing it publishes fn and the node.
+	// again (see mayBeReady). Storing it publishes act and the node.
 	n atomic.Pointer[node]
 }
 
@@ -248,11 +250,11 @@ func nanotime() int64 { return int64(time.Since(clockEpoch)) }
 // unique, and never 0 (which means none).
 func groupOf(k uint64, l int) uint64 { return (k+1)*NumPriorities + uint64(l) }
 
-// push queues a task at level l: fn (Execute) if n is nil, else the root
+// push queues a task at level l: act (Execute) if n is nil, else the root
 // node n, which it gives its computation number before publishing it. The
 // caller has already counted it in flight (see Pool.submitAt) and acquired
 // room if the queue is bounded.
-func (q *injector) push(l int, fn func(*Worker), n *node) {
+func (q *injector) push(l int, act spawnAction, n *node) {
 	v := &q.levels[l]
 	// Load the tail before reserving: the tail is block j only once slot
 	// j*blockCap has been reserved, so the slot reserved next is in the
@@ -283,7 +285,7 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	if n != nil {
 		n.group = groupOf(k, l)
 	} else {
-		s.fn, n = fn, &execMark
+		s.act, n = act, &execMark
 	}
 	s.n.Store(n) // publishes the writes above, and n's
 }
@@ -370,7 +372,7 @@ func (v *queue) retire(b *block) bool {
 	}
 	b.num.Store(retiredNum)
 	for i := range b.slots {
-		// fn is nil already (pop clears it); queuedAt is rewritten by the
+		// act is nil already (pop clears it); queuedAt is rewritten by the
 		// submitter of each timed slot before it is read.
 		b.slots[i].n.Store(nil)
 	}
@@ -426,11 +428,11 @@ func (v *queue) peek() *block {
 
 // pop takes v's oldest slot, in b (returned by peek), and returns its
 // contents and index. Called with injector.taking held.
-func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
+func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint64) {
 	k = v.taken.Load()
 	i := k % blockCap
 	s := &b.slots[i]
-	fn, n = s.fn, s.n.Load()
+	act, n = s.act, s.n.Load()
 	if k%waitSample == waitSample-1 {
 		queuedAt = b.queuedAt[i/waitSample]
 	}
@@ -439,12 +441,12 @@ func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint
 	// block. The slot stays non-nil (see mayBeReady).
 	if n == &execMark {
 		n = nil
-		s.fn = nil // written before the slot was published, read by no one after
+		s.act = nil // written before the slot was published, read by no one after
 	} else {
 		s.n.Store(&takenMark)
 	}
 	v.taken.Store(k + 1) // under taking: no other writer
-	return fn, n, queuedAt, k
+	return act, n, queuedAt, k
 }
 
 // mayBeReady reports whether v's oldest slot may be ready, without the
@@ -535,7 +537,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		q.taking.Store(false)
 		return nil, false
 	}
-	fn, x, queuedAt, k := q.levels[l].pop(heads[l])
+	act, x, queuedAt, k := q.levels[l].pop(heads[l])
 	heads[l] = q.levels[l].peek()
 	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
 	q.taking.Store(false)
@@ -543,7 +545,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		q.recordWait(nanotime() - queuedAt)
 	}
 	if x == nil {
-		x = w.execNode(fn, groupOf(k, l))
+		x = w.execNode(act, groupOf(k, l))
 	}
 	return x, more
 }

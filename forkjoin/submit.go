@@ -58,7 +58,7 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 		panic("forkjoin: Execute called with a nil function")
 	}
 	p = orDefault(p, "Pool.Execute")
-	return p.submitAt(nil, nil, fn, prio, false)
+	return p.submitAt(nil, nil, funcAction(fn), prio, false)
 }
 
 // ExecuteContext is Execute that, when the submission queue is bounded
@@ -80,7 +80,7 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
 	p = orDefault(p, "Pool.ExecuteContext")
-	return p.submitAt(ctx, nil, fn, prio, true)
+	return p.submitAt(ctx, nil, funcAction(fn), prio, true)
 }
 
 // execNode runs an Execute's function, which the submission queue holds
@@ -93,14 +93,14 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 // tasks have been nested on the worker at once (see waitForeign).
 type execNode struct {
 	node
-	fn       func(*Worker)
+	act      spawnAction // Execute's function (a funcAction), or a typed action (exectask.go)
 	pool     *Pool
 	nextFree *execNode
 }
 
-// execNode returns one of w's exec nodes, set to run fn as computation
+// execNode returns one of w's exec nodes, set to run act as computation
 // group.
-func (w *Worker) execNode(fn func(*Worker), group uint64) *node {
+func (w *Worker) execNode(act spawnAction, group uint64) *node {
 	e := w.execFree
 	if e != nil {
 		w.execFree = e.nextFree
@@ -109,7 +109,7 @@ func (w *Worker) execNode(fn func(*Worker), group uint64) *node {
 		e.job = e
 		e.root, e.solo = true, true
 	}
-	e.fn, e.group = fn, group
+	e.act, e.group = act, group
 	return &e.node
 }
 
@@ -121,7 +121,7 @@ func (e *execNode) execute(w *Worker) {
 			e.complete(w)
 		}
 	}()
-	e.fn(w)
+	e.act.Compute(w)
 	finished = true
 	e.complete(w)
 }
@@ -130,7 +130,7 @@ func (e *execNode) execute(w *Worker) {
 // Execute task's latch) and puts e back on the free list of w, the worker
 // that took it and runs it.
 func (e *execNode) complete(w *Worker) {
-	e.fn = nil
+	e.act = nil
 	e.nextFree = w.execFree
 	w.execFree = e
 	e.pool.execDone(w)

@@ -22,6 +22,15 @@ type doneAction struct{ wg *sync.WaitGroup }
 
 func (d doneAction) Compute(*forkjoin.Worker) { d.wg.Done() }
 
+// doneWeighted is doneAction with a second word: not pointer-shaped, so
+// Execute carries it in a recycled box.
+type doneWeighted struct {
+	wg *sync.WaitGroup
+	n  int
+}
+
+func (d doneWeighted) Compute(*forkjoin.Worker) { d.wg.Done() }
+
 // ptrAction is an action whose type is a pointer.
 type ptrAction struct {
 	wg *sync.WaitGroup
@@ -251,9 +260,10 @@ func (x whichPoolDone) Compute(w *forkjoin.Worker) { x.got.Store(w.Pool()); x.wg
 
 // TestExecuteSteadyStateAllocatesNothing: a stream of Executes that the
 // workers keep up with (16 at a time) allocates nothing once warm, for a
-// pointer action and for a small struct value: the nodes go back to the
-// pool's free list and are reused (with the Put of release left out, the
-// pointer row measured 64). Before Execute, the typed way to start a task
+// pointer action, a struct of one pointer (both carried in the submission
+// slot as they are) and a two-word struct (carried in a box that goes back
+// to the pool's free list: with the box's Put left out, that row measured
+// 64). Before Execute, the typed way to start a task
 // from outside was SubmitAction, which allocates its cell and Future: one
 // allocation per task, measured here too.
 func TestExecuteSteadyStateAllocatesNothing(t *testing.T) {
@@ -281,8 +291,13 @@ func TestExecuteSteadyStateAllocatesNothing(t *testing.T) {
 					panic(err)
 				}
 			}),
-			"value": paced(func() {
+			"one-pointer struct": paced(func() {
 				if err := task.ExecutePriority(p, forkjoin.Urgent, doneAction{&wg}); err != nil {
+					panic(err)
+				}
+			}),
+			"two-word struct (boxed)": paced(func() {
+				if err := task.Execute(p, doneWeighted{&wg, 2}); err != nil {
 					panic(err)
 				}
 			}),
