@@ -602,6 +602,20 @@ func (q *injector) lockTake() {
 // for this take: its submitter is about to mark it ready, and wakes a
 // sleeper then.
 func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
+	switch nonEmpty {
+	case [NumPriorities]bool{true, false, false}, [NumPriorities]bool{false, true, false}, [NumPriorities]bool{false, false, true}:
+		// The common case, one level non-empty: it is chosen, and every
+		// count restarts (the chosen level's and the empty ones'), as the
+		// loops below would do.
+		q.passed = [NumPriorities]int{}
+		if nonEmpty[0] {
+			return 0
+		}
+		if nonEmpty[1] {
+			return 1
+		}
+		return 2
+	}
 	h := -1
 	for l := range nonEmpty {
 		if nonEmpty[l] {
