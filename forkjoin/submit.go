@@ -173,21 +173,59 @@ func submitTask[T any, C computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 	return &s.future
 }
 
-// submission is a submitted task's cell together with its Future, in one
-// allocation. The cell is never recycled.
+// submission is a submitted task's cell, its task and its Future, in one
+// allocation (208 bytes for an int result and a one-word task, a size
+// class of its own; 192 since it stopped embedding a taskCell, whose free
+// list links a submission never uses: TestSubmissionSize). The cell is
+// never recycled: the Future may be read by any goroutine at any time, and
+// releasing it would take an API to release a Future, which magpie does
+// not have. Only the worker that claims the node runs it (execute), or the
+// submitter fails it before publishing it (fail).
 type submission[T any, C computer[T]] struct {
-	taskCell[T, C]
+	cell[T]
+	task   C
 	future Future[T]
 }
 
 func newSubmission[T any, C computer[T]](p *Pool, c C) *submission[T, C] {
-	s := &submission[T, C]{}
-	s.task = c
+	s := &submission[T, C]{task: c}
 	s.pool = p
-	s.job = &s.taskCell
-	s.typed = &s.taskCell
+	s.job = s
 	s.future.c = &s.cell
 	return s
+}
+
+// execute runs the submitted task on w, which claimed it (from the queue,
+// or joining its Future), and completes the cell with its result or panic,
+// as taskCell.execute does for a fork.
+func (s *submission[T, C]) execute(w *Worker) {
+	finished := false
+	defer func() {
+		if !finished {
+			s.err = CapturePanic(recover())
+			s.dropTask()
+			s.complete()
+		}
+	}()
+	w.checkCanceled()
+	s.result = s.task.Compute(w)
+	finished = true
+	s.dropTask()
+	s.complete()
+}
+
+// dropTask lets the GC have what the task references, once it has run.
+func (s *submission[T, C]) dropTask() {
+	var zero C
+	s.task = zero
+}
+
+// fail completes s, never run, with err.
+func (s *submission[T, C]) fail(err error) {
+	s.pool = nil
+	s.err = err
+	s.dropTask()
+	s.latch.set()
 }
 
 // Invoke runs fn on the pool and waits for its result. A panic in fn (or in
