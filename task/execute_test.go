@@ -84,7 +84,7 @@ func holdAll(t *testing.T, p *forkjoin.Pool) (release func()) {
 
 // TestExecuteRunsEveryAction: Execute and ExecutePriority run every action
 // exactly once, for a value action, a pointer action and, from inside a
-// task, too, on every pool shape.
+// task, too, on every pool shape, and Stats.Completed counts each once.
 func TestExecuteRunsEveryAction(t *testing.T) {
 	forEachPool(t, func(t *testing.T, p *forkjoin.Pool) {
 		const n = 500
@@ -109,6 +109,10 @@ func TestExecuteRunsEveryAction(t *testing.T) {
 		within(t, wg.Wait)
 		testenv.WaitUntil(t, "the counting actions", func() bool { return count.Load() == n })
 		require.EqualValues(t, n, ptr.n.Load())
+		// Stats counts each submitted task completed once: 4n Executes
+		// and the Invoke.
+		testenv.WaitUntil(t, "Stats.Completed", func() bool { return p.Stats().Completed >= 4*n+1 })
+		require.EqualValues(t, 4*n+1, p.Stats().Completed)
 	})
 }
 
