@@ -38,7 +38,8 @@ package forkjoin
 //     the only queue that holds them. Once taken, a slot's contents are
 //     never read again. A block the takers have left, once it is not the
 //     tail, is retired (its slots and link reset) and reused by a later
-//     install, up to nSpares per level, else freed by the GC. Goroutines
+//     install, up to nSpares per level (nSparesIdle once a worker has
+//     gone to sleep: trimSpares), else freed by the GC. Goroutines
 //     that loaded it earlier (submitters walking to their block, takers
 //     looking without the lock) read its num before and after what they
 //     read in it: num changes, for good, before anything in it is reset
@@ -254,7 +255,7 @@ func groupOf(k uint64, l int) uint64 { return (k+1)*NumPriorities + uint64(l) }
 // node n, which it gives its computation number before publishing it. The
 // caller has already counted it in flight (see Pool.submitAt) and acquired
 // room if the queue is bounded.
-func (q *injector) push(l int, act spawnAction, n *node) {
+func (q *injector) push(l int, act spawnAction, n *node) (backlog bool) {
 	v := &q.levels[l]
 	// Load the tail before reserving: the tail is block j only once slot
 	// j*blockCap has been reserved, so the slot reserved next is in the
@@ -276,6 +277,9 @@ func (q *injector) push(l int, act spawnAction, n *node) {
 		}
 		nb.num.Store(m + 1)
 		b.next.Store(nb)
+		// Once per block, look at the level's backlog (taken is the
+		// takers' line: read it only here).
+		backlog = k-v.taken.Load() > backlogYield
 	}
 	i := k % blockCap
 	s := &b.slots[i]
@@ -288,7 +292,13 @@ func (q *injector) push(l int, act spawnAction, n *node) {
 		s.act, n = act, &execMark
 	}
 	s.n.Store(n) // publishes the writes above, and n's
+	return backlog
 }
+
+// backlogYield is the backlog of a level beyond which a submitter yields
+// its P (runtime.Gosched) once per block it installs, after publishing its
+// task: see Pool.submitAt.
+const backlogYield = 4096
 
 // find returns block m, walking from b, a block loaded from the tail or
 // the head. The block holding a slot reserved and not yet written is never
@@ -377,15 +387,44 @@ func (v *queue) retire(b *block) bool {
 		b.slots[i].n.Store(nil)
 	}
 	b.next.Store(nil)
-	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty
+	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty (others only empty slots)
 	return true
 }
 
 // nSpares is the number of retired blocks a level keeps for reuse: with
 // a backlog, the submitters install blocks while the takers are still
-// blocks behind, so the first retires come after many installs; a few
-// spares then cover the difference between the two rates.
-const nSpares = 4
+// blocks behind, so the first retires come after many installs; the
+// spares then cover the difference between the two rates. A submitter
+// yields once the backlog passes backlogYield (Pool.submitAt), so a
+// backlog of that size, backlogYield/blockCap blocks plus a margin, is
+// the usual one: with that many spares, a backlog that comes and goes at
+// that size reuses its blocks instead of allocating them
+// (TestBacklogReusesBlocks). When a worker goes to sleep with nothing to
+// run, each level is cut back to nSparesIdle spares (trimSpares), so that
+// a pool that had a backlog once does not keep 100 KB per level for life.
+const (
+	nSpares     = backlogYield/blockCap + 8
+	nSparesIdle = 4
+)
+
+// trimSpares drops every spare block of v beyond the first nSparesIdle
+// slots, to the GC. Any goroutine may call it: it only empties slots, as
+// takeSpare does, each with one swap, so a block is still taken by one
+// goroutine at most, and retire's "a slot found empty stays empty" holds.
+func (v *queue) trimSpares() {
+	for i := nSparesIdle; i < nSpares; i++ {
+		if v.spares[i].Load() != nil {
+			v.spares[i].Swap(nil)
+		}
+	}
+}
+
+// trimSpares trims every level's spares (see nSpares).
+func (q *injector) trimSpares() {
+	for l := range q.levels {
+		q.levels[l].trimSpares()
+	}
+}
 
 // takeSpare returns a retired block to install, or nil if none is kept.
 func (v *queue) takeSpare() *block {

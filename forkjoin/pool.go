@@ -370,9 +370,12 @@ func (p *Pool) submitAt(ctx context.Context, n *node, act spawnAction, prio Prio
 	if n != nil {
 		n.root = true
 	}
-	p.inj.push(l, act, n)
+	backlog := p.inj.push(l, act, n)
 	if p.sleepers.Any() {
 		p.sleepers.WakeIdle() // a worker waiting in a join would not run it
+	}
+	if backlog {
+		runtime.Gosched()
 	}
 	return nil
 }

@@ -546,7 +546,8 @@ func (w *Worker) loop() {
 			w.sleepers.Cancel(w.index)
 			break
 		}
-		w.trimCaches() // nothing to run: give a burst's free nodes back
+		w.trimCaches()     // nothing to run: give a burst's free nodes back
+		p.inj.trimSpares() // and its spare blocks
 		w.own.parks++
 		w.publish()
 		w.sleepers.Sleep(w.index)
