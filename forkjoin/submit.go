@@ -46,6 +46,10 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 // variants) are taken from the submission queue one at a time, in the order
 // their submissions were accepted, within each priority level, in both LIFO
 // and FIFO mode; Execute submits at Normal priority (see ExecutePriority).
+// While more than 4,096 tasks of one priority wait, a submission yields
+// the processor (runtime.Gosched) once in 64, so that with few Ps the
+// workers keep up and the backlog stays small; it never blocks for it
+// (TestSubmitterYieldsOnBacklog).
 func (p *Pool) Execute(fn func(*Worker)) error {
 	return p.ExecutePriority(Normal, fn)
 }
