@@ -411,19 +411,23 @@ const (
 // slots, to the GC. Any goroutine may call it: it only empties slots, as
 // takeSpare does, each with one swap, so a block is still taken by one
 // goroutine at most, and retire's "a slot found empty stays empty" holds.
-func (v *queue) trimSpares() {
+// It returns the number of blocks dropped.
+func (v *queue) trimSpares() (dropped int) {
 	for i := nSparesIdle; i < nSpares; i++ {
-		if v.spares[i].Load() != nil {
-			v.spares[i].Swap(nil)
+		if v.spares[i].Load() != nil && v.spares[i].Swap(nil) != nil {
+			dropped++
 		}
 	}
+	return dropped
 }
 
-// trimSpares trims every level's spares (see nSpares).
-func (q *injector) trimSpares() {
+// trimSpares trims every level's spares (see nSpares) and returns the
+// number of blocks dropped.
+func (q *injector) trimSpares() (dropped int) {
 	for l := range q.levels {
-		q.levels[l].trimSpares()
+		dropped += q.levels[l].trimSpares()
 	}
+	return dropped
 }
 
 // takeSpare returns a retired block to install, or nil if none is kept.
