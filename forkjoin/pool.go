@@ -45,7 +45,7 @@ type Pool struct {
 	panics atomic.Uint64 // Execute panics reported
 	slow   *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
 
-	execLists execLists // free lists of typed Execute nodes, per action type (exectask.go)
+	execLists execLists // free lists of typed Execute boxes, per action type (exectask.go)
 
 	// The work in flight is accepted minus finished, two counters so that
 	// a submitter does not write the line every completion writes: with

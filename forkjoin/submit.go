@@ -87,7 +87,8 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 	return p.submitAt(ctx, nil, funcAction(fn), prio, true)
 }
 
-// execNode runs an Execute's function, which the submission queue holds
+// execNode runs an Execute's action (its function, or a typed action:
+// exectask.go), which the submission queue holds
 // without a node (see injector.go). The worker that takes the function
 // from the queue runs it at once, in an exec node from its own free list
 // (Worker.execFree), and the node goes back to that list when the task
