@@ -88,9 +88,9 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 }
 
 // execNode runs an Execute's action (its function, or a typed action:
-// exectask.go), which the submission queue holds
-// without a node (see injector.go). The worker that takes the function
-// from the queue runs it at once, in an exec node from its own free list
+// exectask.go), which the submission queue holds without a node (see
+// injector.go). The worker that takes the action from the queue runs it
+// at once, in an exec node from its own free list
 // (Worker.execFree), and the node goes back to that list when the task
 // completes: only that worker's goroutine ever touches the node (nobody
 // else can see it: no handle is returned, it is never on a deque), so the
