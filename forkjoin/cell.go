@@ -3,14 +3,15 @@ package forkjoin
 // cell is the node of a typed task that returns a T: what the deques carry,
 // the task's outcome, and (in its latch) who waits for it. Join, JoinTasks,
 // Fork and Submit all run their tasks in cells (a taskCell, which adds the
-// task itself).
+// task itself and its free-list links; a Submit's is a submission, which
+// adds the task and the Future: submit.go).
 type cell[T any] struct {
 	node
 	result T
 	err    error        // *PanicError, or ErrClosed for a Submit to a closed pool
 	pool   *Pool        // set for submitted (root) tasks, whose completion Close awaits
 	scope  *computation // set by SubmitContext: the scope this cell owns
-	typed  typedCell[T] // the taskCell around this cell, or a continuation's promise (then.go)
+	typed  typedCell[T] // the taskCell around this cell, or a continuation's promise (then.go); nil in a submission
 	owner  *Worker      // the worker that recycles the cell; nil: never recycled
 	// joining is set while the owner's first Join of the cell's Future
 	// helps or runs newer tasks: a Join of the same Future nested in it
@@ -54,7 +55,8 @@ func (c *cell[T]) complete() {
 }
 
 // execute runs the task of a cell taken from a deque or the submission
-// queue and completes the cell with its result or panic.
+// queue and completes the cell with its result or panic. (A submitted
+// task runs in a submission instead: submit.go.)
 func (c *taskCell[T, C]) execute(w *Worker) {
 	finished := false
 	defer func() {

@@ -124,7 +124,7 @@
 //	task.Invoke, task.InvokeAll, InvokeBoth, ...   re-panics with the *PanicError
 //	magpie.For, Map, Reduce, Sort, ...             re-panics with the *PanicError
 //	Future.Get, InvokeContext                      returns it as the error
-//	Execute                                        goes to the pool's panic handler
+//	Execute, task.Execute                          goes to the pool's panic handler
 //
 // A runtime error (a nil dereference, an index out of range) raised by the
 // runtime's own code rather than the task's is a bug in magpie, not the
@@ -142,7 +142,7 @@
 // Packages task (RecursiveTask and RecursiveAction, cutoffs) and magpie
 // (parallel For, Map, Reduce, Sort) are built on this one. Package task is
 // the one public home of typed tasks: the typed layer it is built on
-// (ForkTask, JoinTasks, SubmitTaskPriority, SpawnTask, in typed.go) is
-// exported only because Go has no friend packages, and each of its doc
-// comments names the task function to call instead.
+// (ForkTask, JoinTasks, SubmitTaskPriority, ExecuteTaskPriority, SpawnTask,
+// in typed.go) is exported only because Go has no friend packages, and
+// each of its doc comments names the task function to call instead.
 package forkjoin

@@ -38,7 +38,8 @@ package forkjoin
 //     the only queue that holds them. Once taken, a slot's contents are
 //     never read again. A block the takers have left, once it is not the
 //     tail, is retired (its slots and link reset) and reused by a later
-//     install, up to nSpares per level, else freed by the GC. Goroutines
+//     install, up to nSpares per level (nSparesIdle once a worker has
+//     gone to sleep: trimSpares), else freed by the GC. Goroutines
 //     that loaded it earlier (submitters walking to their block, takers
 //     looking without the lock) read its num before and after what they
 //     read in it: num changes, for good, before anything in it is reset
@@ -143,15 +144,17 @@ const linePad = 128
 // slot) is allocated once per blockCap submissions.
 const blockCap = 64
 
-// slot holds one submitted task: fn for Execute, else n. A slot is 16
+// slot holds one submitted task: act for Execute, else n. A slot is 24
 // bytes, half of what it was with a ready flag and a timestamp of its own:
 // the blocks are what the GC collects (see docs/design.md, Submissions).
 type slot struct {
-	fn func(*Worker) // Execute's function, or nil
+	// act is Execute's function (a funcAction) or a typed Execute's
+	// action (exectask.go), or nil.
+	act spawnAction
 	// n is nil until the submitter has written the slot, then the
-	// submitted node (Submit, Invoke) or &execMark (Execute: fn), and
+	// submitted node (Submit, Invoke) or &execMark (Execute: act), and
 	// &takenMark once a taken node is dropped; a slot never becomes nil
-	// again (see mayBeReady). Storing it publishes fn and the node.
+	// again (see mayBeReady). Storing it publishes act and the node.
 	n atomic.Pointer[node]
 }
 
@@ -248,11 +251,11 @@ func nanotime() int64 { return int64(time.Since(clockEpoch)) }
 // unique, and never 0 (which means none).
 func groupOf(k uint64, l int) uint64 { return (k+1)*NumPriorities + uint64(l) }
 
-// push queues a task at level l: fn (Execute) if n is nil, else the root
+// push queues a task at level l: act (Execute) if n is nil, else the root
 // node n, which it gives its computation number before publishing it. The
 // caller has already counted it in flight (see Pool.submitAt) and acquired
 // room if the queue is bounded.
-func (q *injector) push(l int, fn func(*Worker), n *node) {
+func (q *injector) push(l int, act spawnAction, n *node) (backlog bool) {
 	v := &q.levels[l]
 	// Load the tail before reserving: the tail is block j only once slot
 	// j*blockCap has been reserved, so the slot reserved next is in the
@@ -274,6 +277,9 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 		}
 		nb.num.Store(m + 1)
 		b.next.Store(nb)
+		// Once per block, look at the level's backlog (taken is the
+		// takers' line: read it only here).
+		backlog = k-v.taken.Load() > backlogYield
 	}
 	i := k % blockCap
 	s := &b.slots[i]
@@ -283,10 +289,16 @@ func (q *injector) push(l int, fn func(*Worker), n *node) {
 	if n != nil {
 		n.group = groupOf(k, l)
 	} else {
-		s.fn, n = fn, &execMark
+		s.act, n = act, &execMark
 	}
 	s.n.Store(n) // publishes the writes above, and n's
+	return backlog
 }
+
+// backlogYield is the backlog of a level beyond which a submitter yields
+// its P (runtime.Gosched) once per block it installs, after publishing its
+// task: see Pool.submitAt.
+const backlogYield = 4096
 
 // find returns block m, walking from b, a block loaded from the tail or
 // the head. The block holding a slot reserved and not yet written is never
@@ -370,20 +382,53 @@ func (v *queue) retire(b *block) bool {
 	}
 	b.num.Store(retiredNum)
 	for i := range b.slots {
-		// fn is nil already (pop clears it); queuedAt is rewritten by the
+		// act is nil already (pop clears it); queuedAt is rewritten by the
 		// submitter of each timed slot before it is read.
 		b.slots[i].n.Store(nil)
 	}
 	b.next.Store(nil)
-	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty
+	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty (others only empty slots)
 	return true
 }
 
 // nSpares is the number of retired blocks a level keeps for reuse: with
 // a backlog, the submitters install blocks while the takers are still
-// blocks behind, so the first retires come after many installs; a few
-// spares then cover the difference between the two rates.
-const nSpares = 4
+// blocks behind, so the first retires come after many installs; the
+// spares then cover the difference between the two rates. A submitter
+// yields once the backlog passes backlogYield (Pool.submitAt), so a
+// backlog of that size, backlogYield/blockCap blocks plus a margin, is
+// the usual one: with that many spares, a backlog that comes and goes at
+// that size reuses its blocks instead of allocating them
+// (TestBacklogReusesBlocks). When a worker goes to sleep with nothing to
+// run, each level is cut back to nSparesIdle spares (trimSpares), so that
+// a pool that had a backlog once does not keep 100 KB per level for life.
+const (
+	nSpares     = backlogYield/blockCap + 8
+	nSparesIdle = 4
+)
+
+// trimSpares drops every spare block of v beyond the first nSparesIdle
+// slots, to the GC. Any goroutine may call it: it only empties slots, as
+// takeSpare does, each with one swap, so a block is still taken by one
+// goroutine at most, and retire's "a slot found empty stays empty" holds.
+// It returns the number of blocks dropped.
+func (v *queue) trimSpares() (dropped int) {
+	for i := nSparesIdle; i < nSpares; i++ {
+		if v.spares[i].Load() != nil && v.spares[i].Swap(nil) != nil {
+			dropped++
+		}
+	}
+	return dropped
+}
+
+// trimSpares trims every level's spares (see nSpares) and returns the
+// number of blocks dropped.
+func (q *injector) trimSpares() (dropped int) {
+	for l := range q.levels {
+		dropped += q.levels[l].trimSpares()
+	}
+	return dropped
+}
 
 // takeSpare returns a retired block to install, or nil if none is kept.
 func (v *queue) takeSpare() *block {
@@ -426,11 +471,11 @@ func (v *queue) peek() *block {
 
 // pop takes v's oldest slot, in b (returned by peek), and returns its
 // contents and index. Called with injector.taking held.
-func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint64) {
+func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint64) {
 	k = v.taken.Load()
 	i := k % blockCap
 	s := &b.slots[i]
-	fn, n = s.fn, s.n.Load()
+	act, n = s.act, s.n.Load()
 	if k%waitSample == waitSample-1 {
 		queuedAt = b.queuedAt[i/waitSample]
 	}
@@ -439,12 +484,12 @@ func (v *queue) pop(b *block) (fn func(*Worker), n *node, queuedAt int64, k uint
 	// block. The slot stays non-nil (see mayBeReady).
 	if n == &execMark {
 		n = nil
-		s.fn = nil // written before the slot was published, read by no one after
+		s.act = nil // written before the slot was published, read by no one after
 	} else {
 		s.n.Store(&takenMark)
 	}
 	v.taken.Store(k + 1) // under taking: no other writer
-	return fn, n, queuedAt, k
+	return act, n, queuedAt, k
 }
 
 // mayBeReady reports whether v's oldest slot may be ready, without the
@@ -535,7 +580,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		q.taking.Store(false)
 		return nil, false
 	}
-	fn, x, queuedAt, k := q.levels[l].pop(heads[l])
+	act, x, queuedAt, k := q.levels[l].pop(heads[l])
 	heads[l] = q.levels[l].peek()
 	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
 	q.taking.Store(false)
@@ -543,7 +588,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		q.recordWait(nanotime() - queuedAt)
 	}
 	if x == nil {
-		x = w.execNode(fn, groupOf(k, l))
+		x = w.execNode(act, groupOf(k, l))
 	}
 	return x, more
 }
@@ -600,6 +645,20 @@ func (q *injector) lockTake() {
 // for this take: its submitter is about to mark it ready, and wakes a
 // sleeper then.
 func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
+	switch nonEmpty {
+	case [NumPriorities]bool{true, false, false}, [NumPriorities]bool{false, true, false}, [NumPriorities]bool{false, false, true}:
+		// The common case, one level non-empty: it is chosen, and every
+		// count restarts (the chosen level's and the empty ones'), as the
+		// loops below would do.
+		q.passed = [NumPriorities]int{}
+		if nonEmpty[0] {
+			return 0
+		}
+		if nonEmpty[1] {
+			return 1
+		}
+		return 2
+	}
 	h := -1
 	for l := range nonEmpty {
 		if nonEmpty[l] {

@@ -228,3 +228,104 @@ func TestInjectorMayBeReadyExactUnderReuse(t *testing.T) {
 	t.Logf("%d checks, %d false; %d distinct head blocks for at least %d blocks' worth of slots", checks.Load(), falses.Load(), len(heads[0]), blocks)
 	require.Less(t, len(heads[0]), blocks/2, "blocks were not reused: the test does not test reuse")
 }
+
+// TestInjectorTrimSparesUnderReuse: 2 submitters push bursts of 2,400
+// tasks at random levels (each level's backlog spans about 12 blocks), 2
+// takers drain each burst before the next (so the takers retire a burst's
+// blocks into the spare slots and the next burst's installs take them
+// back), while a trimmer empties the spare slots beyond nSparesIdle in a
+// loop (trimSpares, as a worker going to sleep does). Every task is taken
+// exactly once, each taker sees each level's slots in increasing order,
+// and the trimmer did drop blocks (else the test tests nothing).
+func TestInjectorTrimSparesUnderReuse(t *testing.T) {
+	const submitters, takers, burst = 2, 2, 2400
+	rounds := 60
+	if testenv.Race {
+		rounds = 12
+	}
+	total := rounds * burst
+	q := newInjector(config{}, nil)
+	var seen [NumPriorities][]atomic.Bool
+	for l := range seen {
+		seen[l] = make([]atomic.Bool, total)
+	}
+	var takenAll, dropped atomic.Int64
+	var failed, done atomic.Bool
+	fail := func(format string, args ...any) {
+		if failed.CompareAndSwap(false, true) {
+			t.Errorf(format, args...)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the trimmer
+		defer wg.Done()
+		for !done.Load() && !failed.Load() {
+			dropped.Add(int64(q.trimSpares()))
+			runtime.Gosched()
+		}
+	}()
+	for range takers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last [NumPriorities]int64
+			for l := range last {
+				last[l] = -1
+			}
+			for takenAll.Load() < int64(total) && !failed.Load() {
+				x, _ := q.take(nil)
+				if x == nil {
+					runtime.Gosched()
+					continue
+				}
+				l := int(x.group % NumPriorities)
+				k := slotOf(x, l)
+				if seen[l][k].Swap(true) {
+					fail("level %d: slot %d taken twice", l, k)
+				}
+				if int64(k) <= last[l] {
+					fail("level %d: slot %d taken after slot %d", l, k, last[l])
+				}
+				last[l] = int64(k)
+				takenAll.Add(1)
+			}
+		}()
+	}
+	var barrier sync.WaitGroup
+	for g := range submitters {
+		wg.Add(1)
+		barrier.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := uint64(g)*0x9E3779B97F4A7C15 + 1
+			for r := range rounds {
+				for range burst / submitters {
+					rng ^= rng << 13
+					rng ^= rng >> 7
+					rng ^= rng << 17
+					l := int(rng % NumPriorities)
+					q.push(l, nil, &node{})
+				}
+				// Wait until this round is drained by the takers.
+				for takenAll.Load() < int64((r+1)*burst) && !failed.Load() {
+					runtime.Gosched()
+				}
+			}
+			barrier.Done()
+		}()
+	}
+	go func() { barrier.Wait(); done.Store(true) }()
+	testenv.Within(t, "submitters, takers and the trimmer", wg.Wait)
+	if failed.Load() {
+		return
+	}
+	for l := range seen {
+		for k := range int(q.levels[l].pushed.Load()) {
+			require.True(t, seen[l][k].Load(), "level %d: slot %d never taken", l, k)
+		}
+	}
+	require.EqualValues(t, total, q.submitted())
+	t.Logf("%d spare blocks dropped by the trimmer", dropped.Load())
+	require.Positive(t, dropped.Load(), "the trimmer never found a spare beyond nSparesIdle: the test does not test trimming")
+}

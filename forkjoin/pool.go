@@ -45,6 +45,8 @@ type Pool struct {
 	panics atomic.Uint64 // Execute panics reported
 	slow   *slowWatch    // WithSlowTaskHandler's watchdog (slow.go); nil without it
 
+	execLists execLists // free lists of typed Execute boxes, per action type (exectask.go)
+
 	// The work in flight is accepted minus finished, two counters so that
 	// a submitter does not write the line every completion writes: with
 	// one counter, each submission fetched it back from the worker that
@@ -350,8 +352,9 @@ func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
 }
 
 // submitAt is submit at priority prio, of the node n or, if n is nil, of
-// Execute's function fn.
-func (p *Pool) submitAt(ctx context.Context, n *node, fn func(*Worker), prio Priority, wait bool) error {
+// Execute's action act (its function as a funcAction, or a typed action:
+// exectask.go).
+func (p *Pool) submitAt(ctx context.Context, n *node, act spawnAction, prio Priority, wait bool) error {
 	l := prio.level()
 	if p.inj.room != nil {
 		if err := p.inj.acquireRoom(ctx, wait, &p.closed); err != nil {
@@ -367,9 +370,12 @@ func (p *Pool) submitAt(ctx context.Context, n *node, fn func(*Worker), prio Pri
 	if n != nil {
 		n.root = true
 	}
-	p.inj.push(l, fn, n)
+	backlog := p.inj.push(l, act, n)
 	if p.sleepers.Any() {
 		p.sleepers.WakeIdle() // a worker waiting in a join would not run it
+	}
+	if backlog {
+		runtime.Gosched()
 	}
 	return nil
 }

@@ -54,7 +54,8 @@ import "sync/atomic"
 // RecursiveAction has it).
 type spawnAction interface{ Compute(w *Worker) }
 
-// funcAction adapts a closure to spawnAction, for Scope.Spawn.
+// funcAction adapts a closure to spawnAction, for Scope.Spawn and for
+// Execute (a submission slot holds a spawnAction: exectask.go).
 type funcAction func(*Worker)
 
 func (f funcAction) Compute(w *Worker) { f(w) }

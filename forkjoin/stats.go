@@ -98,7 +98,7 @@ func (p *Pool) Stats() Stats {
 		QueueWaitMax:     time.Duration(q.waitMax.Load()),
 	}
 	for _, w := range p.workers {
-		s.Completed += w.completed.Load()
+		s.Completed += w.completed.Load() + uint64(w.execDone.Load())
 		s.Executed += w.pub.executed.Load()
 		s.Forks += w.pub.forks.Load()
 		s.Steals += w.pub.steals.Load()

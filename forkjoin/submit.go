@@ -46,6 +46,10 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 // variants) are taken from the submission queue one at a time, in the order
 // their submissions were accepted, within each priority level, in both LIFO
 // and FIFO mode; Execute submits at Normal priority (see ExecutePriority).
+// While more than 4,096 tasks of one priority wait, a submission yields
+// the processor (runtime.Gosched) once in 64, so that with few Ps the
+// workers keep up and the backlog stays small; it never blocks for it
+// (TestSubmitterYieldsOnBacklog).
 func (p *Pool) Execute(fn func(*Worker)) error {
 	return p.ExecutePriority(Normal, fn)
 }
@@ -58,7 +62,7 @@ func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 		panic("forkjoin: Execute called with a nil function")
 	}
 	p = orDefault(p, "Pool.Execute")
-	return p.submitAt(nil, nil, fn, prio, false)
+	return p.submitAt(nil, nil, funcAction(fn), prio, false)
 }
 
 // ExecuteContext is Execute that, when the submission queue is bounded
@@ -80,12 +84,13 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 		panic("forkjoin: ExecuteContext called with a nil function")
 	}
 	p = orDefault(p, "Pool.ExecuteContext")
-	return p.submitAt(ctx, nil, fn, prio, true)
+	return p.submitAt(ctx, nil, funcAction(fn), prio, true)
 }
 
-// execNode runs an Execute's function, which the submission queue holds
-// without a node (see injector.go). The worker that takes the function
-// from the queue runs it at once, in an exec node from its own free list
+// execNode runs an Execute's action (its function, or a typed action:
+// exectask.go), which the submission queue holds without a node (see
+// injector.go). The worker that takes the action from the queue runs it
+// at once, in an exec node from its own free list
 // (Worker.execFree), and the node goes back to that list when the task
 // completes: only that worker's goroutine ever touches the node (nobody
 // else can see it: no handle is returned, it is never on a deque), so the
@@ -93,14 +98,14 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 // tasks have been nested on the worker at once (see waitForeign).
 type execNode struct {
 	node
-	fn       func(*Worker)
+	act      spawnAction // Execute's function (a funcAction), or a typed action (exectask.go)
 	pool     *Pool
 	nextFree *execNode
 }
 
-// execNode returns one of w's exec nodes, set to run fn as computation
+// execNode returns one of w's exec nodes, set to run act as computation
 // group.
-func (w *Worker) execNode(fn func(*Worker), group uint64) *node {
+func (w *Worker) execNode(act spawnAction, group uint64) *node {
 	e := w.execFree
 	if e != nil {
 		w.execFree = e.nextFree
@@ -109,7 +114,7 @@ func (w *Worker) execNode(fn func(*Worker), group uint64) *node {
 		e.job = e
 		e.root, e.solo = true, true
 	}
-	e.fn, e.group = fn, group
+	e.act, e.group = act, group
 	return &e.node
 }
 
@@ -121,7 +126,7 @@ func (e *execNode) execute(w *Worker) {
 			e.complete(w)
 		}
 	}()
-	e.fn(w)
+	e.act.Compute(w)
 	finished = true
 	e.complete(w)
 }
@@ -130,7 +135,7 @@ func (e *execNode) execute(w *Worker) {
 // Execute task's latch) and puts e back on the free list of w, the worker
 // that took it and runs it.
 func (e *execNode) complete(w *Worker) {
-	e.fn = nil
+	e.act = nil
 	e.nextFree = w.execFree
 	w.execFree = e
 	e.pool.execDone(w)
@@ -173,21 +178,59 @@ func submitTask[T any, C computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 	return &s.future
 }
 
-// submission is a submitted task's cell together with its Future, in one
-// allocation. The cell is never recycled.
+// submission is a submitted task's cell, its task and its Future, in one
+// allocation (208 bytes for an int result and a one-word task, a size
+// class of its own; 192 since it stopped embedding a taskCell, whose free
+// list links a submission never uses: TestSubmissionSize). The cell is
+// never recycled: the Future may be read by any goroutine at any time, and
+// releasing it would take an API to release a Future, which magpie does
+// not have. Only the worker that claims the node runs it (execute), or the
+// submitter fails it before publishing it (fail).
 type submission[T any, C computer[T]] struct {
-	taskCell[T, C]
+	cell[T]
+	task   C
 	future Future[T]
 }
 
 func newSubmission[T any, C computer[T]](p *Pool, c C) *submission[T, C] {
-	s := &submission[T, C]{}
-	s.task = c
+	s := &submission[T, C]{task: c}
 	s.pool = p
-	s.job = &s.taskCell
-	s.typed = &s.taskCell
+	s.job = s
 	s.future.c = &s.cell
 	return s
+}
+
+// execute runs the submitted task on w, which claimed it (from the queue,
+// or joining its Future), and completes the cell with its result or panic,
+// as taskCell.execute does for a fork.
+func (s *submission[T, C]) execute(w *Worker) {
+	finished := false
+	defer func() {
+		if !finished {
+			s.err = CapturePanic(recover())
+			s.dropTask()
+			s.complete()
+		}
+	}()
+	w.checkCanceled()
+	s.result = s.task.Compute(w)
+	finished = true
+	s.dropTask()
+	s.complete()
+}
+
+// dropTask lets the GC have what the task references, once it has run.
+func (s *submission[T, C]) dropTask() {
+	var zero C
+	s.task = zero
+}
+
+// fail completes s, never run, with err.
+func (s *submission[T, C]) fail(err error) {
+	s.pool = nil
+	s.err = err
+	s.dropTask()
+	s.latch.set()
 }
 
 // Invoke runs fn on the pool and waits for its result. A panic in fn (or in

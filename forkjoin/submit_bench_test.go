@@ -19,7 +19,9 @@ import (
 //	go test ./forkjoin -run XXX -bench Submit1M -benchtime 1000000x -count 10 -test.cpu 2 | benchstat -
 //
 // Every task is the same func value, so an allocation per op is the
-// submission path's own.
+// submission path's own. The "typed" rows submit a struct action through
+// ExecuteTaskPriority (task.Execute), the "submit" rows a typed task through
+// SubmitTaskPriority (task.Submit), whose Future is one allocation per task.
 func BenchmarkSubmit1M(b *testing.B) {
 	for _, submitters := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("magpie/submitters=%d", submitters), func(b *testing.B) {
@@ -31,6 +33,24 @@ func BenchmarkSubmit1M(b *testing.B) {
 				if err := p.Execute(task); err != nil {
 					panic(err)
 				}
+			})
+		})
+		b.Run(fmt.Sprintf("typed/submitters=%d", submitters), func(b *testing.B) {
+			p := forkjoin.New()
+			defer p.Close()
+			var wg sync.WaitGroup
+			submitAll(b, submitters, &wg, func() {
+				if err := forkjoin.ExecuteTaskPriority(p, forkjoin.Normal, doneAction{&wg}); err != nil {
+					panic(err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("submit/submitters=%d", submitters), func(b *testing.B) {
+			p := forkjoin.New()
+			defer p.Close()
+			var wg sync.WaitGroup
+			submitAll(b, submitters, &wg, func() {
+				forkjoin.SubmitTaskPriority[struct{}](p, forkjoin.Normal, doneTask{&wg})
 			})
 		})
 		b.Run(fmt.Sprintf("chan/submitters=%d", submitters), func(b *testing.B) {
@@ -77,3 +97,13 @@ func submitAll(b *testing.B, submitters int, wg *sync.WaitGroup, submit func()) 
 	subs.Wait()
 	wg.Wait()
 }
+
+// doneAction and doneTask are the typed tasks of BenchmarkSubmit1M: they
+// call wg.Done.
+type doneAction struct{ wg *sync.WaitGroup }
+
+func (d doneAction) Compute(*forkjoin.Worker) { d.wg.Done() }
+
+type doneTask struct{ wg *sync.WaitGroup }
+
+func (d doneTask) Compute(*forkjoin.Worker) struct{} { d.wg.Done(); return struct{}{} }

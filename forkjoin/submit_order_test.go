@@ -204,3 +204,40 @@ func TestSubmissionStreamFair(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinRunsQueuedSubmissionAhead: the one exception to the order of
+// submissions (docs/design.md, "Ordering guarantee"). A Submit's Future
+// joined by a task of the same pool is claimed and run by the joiner at
+// once, even while it still waits in the queue behind earlier
+// submissions, which then start after it. With one worker running the
+// joiner, five Executes queued before the Submit start after it, in both
+// modes; the claim makes the queued entry a no-op, so it runs once.
+func TestJoinRunsQueuedSubmissionAhead(t *testing.T) {
+	for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
+		t.Run(mode.String(), func(t *testing.T) {
+			p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMode(mode))
+			defer closePool(t, p)
+			var mu sync.Mutex
+			var order []string
+			record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+			ready := make(chan *forkjoin.Future[int])
+			var done sync.WaitGroup
+			done.Add(6)
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) { // occupies the only worker
+				f := <-ready
+				record(fmt.Sprint("joined ", f.Join(w)))
+				done.Done()
+			}))
+			for i := range 5 {
+				require.NoError(t, p.Execute(func(*forkjoin.Worker) { record(fmt.Sprint("execute ", i)); done.Done() }))
+			}
+			f := forkjoin.Submit(p, func(*forkjoin.Worker) int { record("submit"); return 7 })
+			ready <- f
+			within(t, "the tasks", done.Wait)
+			within(t, "Close", p.Close) // the queued entry of the Submit has been taken too
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, []string{"submit", "joined 7", "execute 0", "execute 1", "execute 2", "execute 3", "execute 4"}, order)
+		})
+	}
+}

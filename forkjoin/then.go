@@ -197,7 +197,7 @@ func (s *stage[T, U]) start(src *cell[T], q *firing) {
 		}
 	}
 	v := src.result
-	if err := s.pool.submitAt(nil, nil, func(w *Worker) { s.run(w, v) }, Normal, false); err != nil {
+	if err := s.pool.submitAt(nil, nil, funcAction(func(w *Worker) { s.run(w, v) }), Normal, false); err != nil {
 		s.complete(zeroU, err, nil, q)
 	}
 }

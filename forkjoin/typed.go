@@ -3,29 +3,30 @@ package forkjoin
 // The typed layer: the exported entry points that package task is built on.
 //
 // Users write package task (task.Fork, task.InvokeBoth, task.Submit,
-// task.Spawn, with task.RecursiveTask and task.RecursiveAction as the
-// named task interfaces). These functions are exported only because Go has
-// no friend packages: a typed task's node (taskCell, spawnNode) lives with
-// the worker's unexported state, and package task can reach it through
-// nothing but an exported function of this one. They name no task
-// interface of their own: the constraint is spelled out ("any type with a
-// Compute(w *Worker) method"), and package task's RecursiveTask and
-// RecursiveAction satisfy it. docs/design.md, "Why forkjoin still exports
-// the typed layer", gives the alternatives and why they were rejected.
+// task.Execute, task.Spawn, with task.RecursiveTask and
+// task.RecursiveAction as the named task interfaces). These functions are
+// exported only because Go has no friend packages: a typed task's node
+// (taskCell, spawnNode, execTask) lives with the worker's or the pool's
+// unexported state, and package task can reach it through nothing but an
+// exported function of this one. They name no task interface of their own:
+// the constraint is spelled out ("any type with a Compute(w *Worker)
+// method"), and package task's RecursiveTask and RecursiveAction satisfy
+// it. docs/design.md, "Why forkjoin still exports the typed layer", gives
+// the alternatives and why they were rejected.
 //
 // Invariant: calling these through package task costs what calling them
-// directly does. ForkTask and SubmitTaskPriority are calls into the
-// mechanism's own file (forkCell in future.go, submitTask in submit.go);
-// JoinTasks and SpawnTask are the fast paths themselves, written out here
-// rather than behind a wrapper because a generic wrapper around a
-// non-inlinable generic body costs a call of its own (the wrapper's
-// instantiation goes over the inlining budget: go build -gcflags=-m=2).
-// Their cells, nodes and slow paths are those of join.go (taskCell,
-// awaitStolen, abandonJoin: Join's invariants) and spawn.go (spawnNode and
-// its recycling). task.InvokeBoth and task.Spawn are these functions and
-// nothing more, so that they inline to them; scripts/check-escape checks
-// that JoinTasks, task.InvokeBoth and task.Spawn inline, and task's
-// BenchmarkFib30 measures the fork paths.
+// directly does. ForkTask, SubmitTaskPriority and ExecuteTaskPriority are
+// calls into the mechanism's own file (forkCell in future.go, submitTask in
+// submit.go, executeTask in exectask.go); JoinTasks and SpawnTask are the
+// fast paths themselves, written out here rather than behind a wrapper
+// because a generic wrapper around a non-inlinable generic body costs a
+// call of its own (the wrapper's instantiation goes over the inlining
+// budget: go build -gcflags=-m=2). Their cells, nodes and slow paths are
+// those of join.go (taskCell, awaitStolen, abandonJoin: Join's invariants)
+// and spawn.go (spawnNode and its recycling). task.InvokeBoth and
+// task.Spawn are these functions and nothing more, so that they inline to
+// them; scripts/check-escape checks that JoinTasks, task.InvokeBoth and
+// task.Spawn inline, and task's BenchmarkFib30 measures the fork paths.
 
 // ForkTask is Fork for a typed task, stored unboxed in a cell that w
 // recycles. Users call task.Fork (task.ForkAction for an action), which is
@@ -87,6 +88,20 @@ func SubmitTaskPriority[T any, C interface{ Compute(w *Worker) T }](p *Pool, pri
 		panicNilTask("SubmitTaskPriority")
 	}
 	return submitTask[T](p, prio, c)
+}
+
+// ExecuteTaskPriority is ExecutePriority for a typed action: it queues a
+// at priority prio and returns without waiting, stored unboxed in a node
+// that the pool recycles, so that a stream of them allocates nothing once
+// warm (exectask.go). It returns ErrClosed once Close has been called and
+// ErrQueueFull when a bounded queue (WithMaxQueued) is full; a panic in a
+// goes to the pool's panic handler, as an Execute's does. A nil p means
+// Default(). Users call task.Execute and task.ExecutePriority.
+func ExecuteTaskPriority[A interface{ Compute(w *Worker) }](p *Pool, prio Priority, a A) error {
+	if any(a) == nil {
+		panicNilTask("ExecuteTaskPriority")
+	}
+	return executeTask(orDefault(p, "ExecuteTaskPriority"), prio, a)
 }
 
 // SpawnTask is Scope.Spawn for a typed task, stored unboxed in a node that

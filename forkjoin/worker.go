@@ -28,8 +28,12 @@ type Worker struct {
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
-	completed atomic.Uint64 // submitted tasks this worker has completed; written by the owner only, read by Stats
-	execDone  atomic.Int64  // Execute tasks this worker has finished, for Pool.inflight; written by the owner only
+	// completed and execDone count the submitted tasks this worker has
+	// completed, each task in one of them: a task completes with one
+	// locked add, not two. Written by the owner only, read by Stats (their
+	// sum), WorkerStats and, for execDone, Pool.inflight.
+	completed atomic.Uint64 // submitted tasks but Execute's (Submit, Invoke from outside)
+	execDone  atomic.Int64  // Execute tasks (closures and typed actions) finished
 	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
 	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
 	slowSeq   atomic.Uint64 // sequence lock around slowStart and slowTask (slow.go)
@@ -220,7 +224,8 @@ func (w *Worker) execute(n *node) {
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
 	w.own.executed++
-	root := n.root // read first: a completed exec node goes back to w's free list
+	// Read first: a completed exec node goes back to w's free list.
+	root, solo := n.root, n.solo
 	watched := root && w.pool.slow != nil
 	var outer slowState
 	if watched {
@@ -231,7 +236,9 @@ func (w *Worker) run(n *node) {
 	n.job.execute(w)
 	w.comp, w.group = savedComp, savedGroup
 	if root {
-		w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
+		if !solo { // an Execute task is counted in execDone (Pool.execDone)
+			w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
+		}
 		if watched {
 			w.endRoot(outer)
 		}
@@ -539,7 +546,8 @@ func (w *Worker) loop() {
 			w.sleepers.Cancel(w.index)
 			break
 		}
-		w.trimCaches() // nothing to run: give a burst's free nodes back
+		w.trimCaches()     // nothing to run: give a burst's free nodes back
+		p.inj.trimSpares() // and its spare blocks
 		w.own.parks++
 		w.publish()
 		w.sleepers.Sleep(w.index)

@@ -54,7 +54,7 @@ func (p *Pool) WorkerStats() []WorkerStats {
 			Parks:        w.pub.parks.Load(),
 			Blocks:       w.pub.blocks.Load(),
 			Broadcasts:   w.pub.broadcasts.Load(),
-			Completed:    w.completed.Load(),
+			Completed:    w.completed.Load() + uint64(w.execDone.Load()),
 			Queued:       w.deque.Len(),
 		}
 	}

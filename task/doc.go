@@ -5,10 +5,11 @@
 //
 // This is the one public home of typed tasks: RecursiveTask and
 // RecursiveAction are their only named interfaces, and every typed
-// operation of the runtime (fork, join, submit, spawn) has its function
-// here. Package forkjoin exports the typed layer these are built on
-// (ForkTask, JoinTasks, SubmitTaskPriority, SpawnTask) only because Go has
-// no friend packages; write this package's names.
+// operation of the runtime (fork, join, submit, execute, spawn) has its
+// function here. Package forkjoin exports the typed layer these are built
+// on (ForkTask, JoinTasks, SubmitTaskPriority, ExecuteTaskPriority,
+// SpawnTask) only because Go has no friend packages; write this package's
+// names.
 //
 // # The common use
 //
@@ -55,6 +56,9 @@
 //   - Invoke, InvokeAction: from outside the pool; run a root task and wait.
 //   - Submit, SubmitPriority, SubmitAction: from outside the pool; queue a
 //     root task and get its Future at once, without waiting.
+//   - Execute, ExecutePriority: from outside the pool; queue an action and
+//     forget it (no Future; a panic goes to the pool's panic handler);
+//     allocates nothing once warm.
 //   - Fork, ForkAction: from inside a task; fork one subtask, Join it later.
 //   - InvokeBoth, InvokeBothActions: two subtasks, zero allocations.
 //   - InvokeSlice: n subtasks of one type, results in order; allocates only
@@ -96,8 +100,9 @@
 //
 // # Nil arguments
 //
-// Invoke, InvokeAction, Submit, SubmitPriority and SubmitAction read a nil
-// *forkjoin.Pool as forkjoin.Default() (TestNilPoolMeansDefault). The
+// Invoke, InvokeAction, Submit, SubmitPriority, SubmitAction, Execute and
+// ExecutePriority read a nil *forkjoin.Pool as forkjoin.Default()
+// (TestNilPoolMeansDefault, TestExecuteNilMessages). The
 // functions that take a *forkjoin.Worker panic on a nil one with "task:
 // <function> called with a nil *Worker", the wording of package forkjoin;
 // Fork and ForkAction leave the check to forkjoin.ForkTask and give its

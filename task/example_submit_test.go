@@ -3,6 +3,7 @@ package task_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -58,4 +59,45 @@ func ExampleSpawn() {
 	fmt.Println(count.Load()) // 1 + 3 + 9 + 27 + 81
 	// Output:
 	// 121
+}
+
+// Hit is a request-sized action: it adds its weight to a shared total.
+type Hit struct {
+	Total *atomic.Int64
+	Done  *sync.WaitGroup
+	N     int64
+}
+
+// Compute records the hit.
+func (h Hit) Compute(*forkjoin.Worker) {
+	h.Total.Add(h.N)
+	h.Done.Done()
+}
+
+// Execute is fire and forget: nothing to join, and the action, stored
+// unboxed in a node the pool recycles, allocates nothing once warm. Here
+// the caller waits with a WaitGroup of its own.
+func ExampleExecute() {
+	pool := forkjoin.New(forkjoin.WithParallelism(2))
+	defer pool.Close()
+
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(1)
+		hit := Hit{&total, &wg, int64(i)}
+		var err error
+		if i%10 == 0 {
+			err = task.ExecutePriority(pool, forkjoin.Urgent, hit) // before queued Normal ones
+		} else {
+			err = task.Execute(pool, hit)
+		}
+		if err != nil {
+			fmt.Println(err) // forkjoin.ErrClosed once the pool is closed
+		}
+	}
+	wg.Wait()
+	fmt.Println(total.Load())
+	// Output:
+	// 4950
 }

@@ -8,9 +8,12 @@ import "github.com/magpie-go/magpie/forkjoin"
 // priorities) and runs on a worker; its outcome, result or
 // *forkjoin.PanicError, stays in the returned Future for any number of
 // readers (Get from any goroutine, Join from a task of the pool).
+// Execute is the fire-and-forget form, Java's pool.execute(task): no
+// Future, a panic goes to the pool's panic handler, and the action rides
+// in a node the pool recycles (forkjoin.ExecuteTaskPriority).
 //
-// Invariant: these are forkjoin.SubmitTaskPriority with task's messages; a
-// nil task is refused before anything is queued, so the pool never holds
+// Invariant: these are forkjoin.SubmitTaskPriority and
+// forkjoin.ExecuteTaskPriority with task's messages; a nil task is refused before anything is queued, so the pool never holds
 // a task whose Compute cannot be called.
 
 // Submit queues t on p at forkjoin.Normal priority and returns its Future
@@ -47,4 +50,34 @@ func SubmitAction[A RecursiveAction](p *forkjoin.Pool, a A) *forkjoin.Future[str
 		panic("task: SubmitAction called with a nil action")
 	}
 	return forkjoin.SubmitTaskPriority[struct{}](p, forkjoin.Normal, action[A]{a})
+}
+
+// Execute queues a on p at forkjoin.Normal priority and returns without
+// waiting, the typed form of p.Execute (Java's pool.execute(task)): nobody
+// joins a, so a panic in it goes to p's panic handler
+// (forkjoin.WithPanicHandler). It returns forkjoin.ErrClosed once Close has
+// been called, and forkjoin.ErrQueueFull when p's queue is bounded
+// (forkjoin.WithMaxQueued) and full; a is then never run. a is stored
+// unboxed in a node the pool recycles, so a stream of Executes allocates
+// nothing once warm, whether A is a pointer or a small struct
+// (TestExecuteSteadyStateAllocatesNothing). A nil p means
+// forkjoin.Default(). It is queued in the order and with the priorities
+// of every submission (forkjoin.Pool.Execute).
+func Execute[A RecursiveAction](p *forkjoin.Pool, a A) error {
+	return execute(p, forkjoin.Normal, a, "Execute")
+}
+
+// ExecutePriority is Execute at priority prio (see
+// forkjoin.ExecutePriority).
+func ExecutePriority[A RecursiveAction](p *forkjoin.Pool, prio forkjoin.Priority, a A) error {
+	return execute(p, prio, a, "ExecutePriority")
+}
+
+// execute is Execute and ExecutePriority; fn names the caller in the
+// message for a nil action.
+func execute[A RecursiveAction](p *forkjoin.Pool, prio forkjoin.Priority, a A, fn string) error {
+	if any(a) == nil {
+		panic("task: " + fn + " called with a nil action")
+	}
+	return forkjoin.ExecuteTaskPriority(p, prio, a)
 }
