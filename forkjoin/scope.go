@@ -101,15 +101,7 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if fn == nil {
 		panic("forkjoin: Scope.Spawn called with a nil function")
 	}
-	t := takeSpawnNode[funcAction](s, w, "Scope.Spawn")
-	if s.fifo != nil {
-		s.fifo.push(fn) // t is a ticket for the oldest task
-	} else {
-		t.task = fn
-	}
-	if !w.pushPrivate(&t.node) {
-		w.pushPublishing(&t.node)
-	}
+	spawn(s, w, funcAction(fn), "Scope.Spawn")
 }
 
 func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
