@@ -315,13 +315,19 @@ func (t *spawnNode[A]) release(w *Worker) {
 // (or runtime.Goexit) is recorded for RunScope, and the count drops even
 // then.
 func runSpawned[A spawnAction](s *Scope, w *Worker, a A) {
+	if w.retired.scope != s {
+		w.flushRetired() // another scope's: before a task that may wait for it (scope.go)
+	}
 	outer := w.enterScope(s)
 	finished := false
 	defer func() {
+		// The node's own latch stays unset: nobody waits for one spawned task.
 		if !finished {
 			s.recordPanic(CapturePanic(recover()))
+			s.finish(w.leaveScope(outer)) // at once: the goroutine may be unwinding (Goexit)
+			return
 		}
-		s.finish(w.leaveScope(outer)) // the node's own latch stays unset: nobody waits for one spawned task
+		w.retireTask(s, w.leaveScope(outer))
 	}()
 	w.checkCanceled()
 	a.Compute(w)

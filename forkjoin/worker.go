@@ -43,13 +43,14 @@ type Worker struct {
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
-	frame scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
-	comp  *computation // cancellation scope of the task running now; nil if none
-	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
-	rng   uint64
-	own   counters          // written by the owner only, without atomics
-	pub   publishedCounters // copy of own that Stats reads
-	cache [cacheSlots]any   // per-type free lists; see cacheOf
+	frame   scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
+	retired retireBatch  // finished spawned tasks not yet subtracted from their Scope's count (scope.go); owner only
+	comp    *computation // cancellation scope of the task running now; nil if none
+	group   uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
+	rng     uint64
+	own     counters          // written by the owner only, without atomics
+	pub     publishedCounters // copy of own that Stats reads
+	cache   [cacheSlots]any   // per-type free lists; see cacheOf
 }
 
 // Pool returns the pool the worker belongs to.
@@ -220,6 +221,9 @@ func (w *Worker) execute(n *node) {
 // run runs a node within its cancellation scope (restored after: w may be
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
+	if !n.spawn {
+		w.flushRetired() // see "Batched retirement" in scope.go
+	}
 	w.own.executed++
 	root := n.root // read first: a completed exec node goes back to w's free list
 	watched := root && w.pool.slow != nil
@@ -276,6 +280,7 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 			continue
 		}
 		w.own.parks++
+		w.flushRetired()
 		w.publish()
 		w.sleepers.Sleep(w.index)
 		w.sleepers.Cancel(w.index)
@@ -317,6 +322,7 @@ func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
 		bo.Reset()
 		return true
 	}
+	w.flushRetired() // nothing to help with: before spinning or sleeping (scope.go)
 	return bo.Snooze()
 }
 
@@ -468,6 +474,7 @@ func (w *Worker) loop() {
 			return
 		}
 		defer func() {
+			w.flushRetired()
 			w.publish()
 			unregisterGoroutine()
 			p.workerExited(w) // after the exit hook: Close returns after it
@@ -512,6 +519,7 @@ func (w *Worker) loop() {
 			bo.Reset()
 			continue
 		}
+		w.flushRetired() // out of work (scope.go)
 		if !idle {
 			idle = true
 			p.addIdle(1)
