@@ -153,6 +153,7 @@ func (w *Worker) post(s *share) {
 // time (a CAS of the head, free of ABA: shares are never reused, and only
 // this goroutine removes them), so a Goexit in fn loses no other share.
 func (w *Worker) runShares() bool {
+	w.flushRetired() // before user code that may wait (scope.go)
 	ran := false
 	for {
 		s := w.inbox.Load()

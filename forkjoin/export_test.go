@@ -18,3 +18,6 @@ func HoldTakeLock(p *Pool) (release func(), ok bool) {
 	}
 	return func() { p.inj.taking.Store(false) }, true
 }
+
+// SpawnBlock is the most spawned tasks one deque element holds (spawn.go).
+const SpawnBlock = spawnBlock

@@ -31,6 +31,7 @@ type node struct {
 	// Future while it still sits in a queue.
 	root    bool
 	solo    bool // a root that only the worker taking it can run (an Execute): claimed is not used
+	spawn   bool // a block of spawned tasks that its deque's owner may append to while it is private (spawn.go)
 	claimed atomic.Bool
 }
 

@@ -101,15 +101,7 @@ func (s *Scope) Spawn(w *Worker, fn func(w *Worker)) {
 	if fn == nil {
 		panic("forkjoin: Scope.Spawn called with a nil function")
 	}
-	t := takeSpawnNode[funcAction](s, w, "Scope.Spawn")
-	if s.fifo != nil {
-		s.fifo.push(fn) // t is a ticket for the oldest task
-	} else {
-		t.task = fn
-	}
-	if !w.pushPrivate(&t.node) {
-		w.pushPublishing(&t.node)
-	}
+	spawn(s, w, funcAction(fn), "Scope.Spawn")
 }
 
 func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
@@ -163,6 +155,64 @@ func (s *Scope) count(w *Worker) bool {
 		return true
 	}
 	return s.pending.Add(1) != 1
+}
+
+// Batched retirement. A spawned task that finishes normally does not
+// subtract itself from its scope's count at once: its worker adds it to
+// w.retired (retireTask) and subtracts the sum with one atomic add (flushRetired)
+// when the next task of the same scope would make it retireBatchMax, when a
+// task of another scope or any other node starts on w, and whenever w runs
+// out of work: before it spins, sleeps or goes idle (helpOrSnooze,
+// waitUntil, the scheduling loop), before a Broadcast share and when the
+// worker exits. With two workers the count's line then moves between the
+// cores once per batch instead of once per task.
+//
+// Why nothing waits for ever: a batch only holds tasks that have finished,
+// so it delays the count, never makes it reach zero early. The one waiter
+// of s.done is s's RunScope; a worker that holds a batch of s runs tasks of
+// s back to back, and flushes before it does anything else that could
+// wait (run something that is not a task of s, wait, sleep, go idle). So
+// a batch stays unflushed only while its worker runs a task of s, which is
+// unfinished itself and holds s open anyway. A task that panics or calls
+// runtime.Goexit retires at once (runSpawned), and the count is exact
+// either way.
+const retireBatchMax = 64
+
+// retireBatch is what w.retired holds: a scope and the count its finished
+// tasks on w have not yet subtracted.
+type retireBatch struct {
+	scope *Scope
+	n     int64
+}
+
+// retireTask adds n, the retirement of a task of s that finished on w, to w's
+// batch (flushing a batch of another scope first, or the batch once it
+// reaches retireBatchMax).
+func (w *Worker) retireTask(s *Scope, n int64) {
+	r := &w.retired
+	if r.scope != s {
+		w.flushRetired()
+		r.scope = s
+	}
+	r.n += n
+	if r.n >= retireBatchMax {
+		w.flushRetired()
+	}
+}
+
+// flushRetired subtracts w's batch from its scope's count. It costs a load
+// when the batch is empty.
+func (w *Worker) flushRetired() {
+	if w.retired.scope != nil {
+		w.flushRetiredBatch()
+	}
+}
+
+func (w *Worker) flushRetiredBatch() {
+	r := &w.retired
+	s, n := r.scope, r.n
+	*r = retireBatch{}
+	s.finish(n)
 }
 
 // finish retires n from the count; the last one sets the latch, which

@@ -8,8 +8,8 @@ import (
 	"github.com/magpie-go/magpie/internal/testenv"
 )
 
-// TestSpawnListIsBounded: a scope with three times spawnListCap spawns
-// unfinished at once grows the spawning worker's free list to hold them
+// TestSpawnListIsBounded: a scope with three times spawnListCap full
+// spawn nodes (blocks of spawnBlock tasks) unfinished at once grows the spawning worker's free list to hold them
 // all (the next scope of that size allocates nothing); once the worker
 // goes to sleep with nothing to run, it has trimmed the list, and the stack
 // of nodes other workers ran and returned, to spawnListCap nodes. Before,
@@ -24,7 +24,7 @@ func TestSpawnListIsBounded(t *testing.T) {
 		Invoke(p, func(w *Worker) int {
 			for range 2 { // the second scope reuses the first's nodes
 				RunScope(w, func(s *Scope, w *Worker) {
-					for range 3 * spawnListCap {
+					for range 3 * spawnListCap * spawnBlock {
 						s.Spawn(w, func(*Worker) {})
 					}
 				})

@@ -118,13 +118,5 @@ func SpawnTask[A interface{ Compute(w *Worker) }](s *Scope, w *Worker, a A) {
 	if any(a) == nil {
 		panicNilTask("SpawnTask")
 	}
-	t := takeSpawnNode[A](s, w, "SpawnTask")
-	if s.fifo != nil {
-		s.fifo.push(a.Compute) // t is a ticket for the oldest task
-	} else {
-		t.task = a
-	}
-	if !w.pushPrivate(&t.node) {
-		w.pushPublishing(&t.node)
-	}
+	spawn(s, w, a, "SpawnTask")
 }

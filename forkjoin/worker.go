@@ -47,13 +47,14 @@ type Worker struct {
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
-	frame scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
-	comp  *computation // cancellation scope of the task running now; nil if none
-	group uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
-	rng   uint64
-	own   counters          // written by the owner only, without atomics
-	pub   publishedCounters // copy of own that Stats reads
-	cache [cacheSlots]any   // per-type free lists; see cacheOf
+	frame   scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
+	retired retireBatch  // finished spawned tasks not yet subtracted from their Scope's count (scope.go); owner only
+	comp    *computation // cancellation scope of the task running now; nil if none
+	group   uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
+	rng     uint64
+	own     counters          // written by the owner only, without atomics
+	pub     publishedCounters // copy of own that Stats reads
+	cache   [cacheSlots]any   // per-type free lists; see cacheOf
 }
 
 // Pool returns the pool the worker belongs to.
@@ -76,7 +77,8 @@ func (w *Worker) Index() int {
 
 // Surplus returns the number of tasks in the worker's own deque minus the
 // number of idle workers that could steal them, the estimate behind Java's
-// getSurplusQueuedTaskCount. A task that finds Surplus above a small
+// getSurplusQueuedTaskCount. It counts deque elements: a block of up to 32
+// tasks spawned into one Scope counts as one, since one steal takes it. A task that finds Surplus above a small
 // threshold (about 3) has enough parallel slack around it and can stop
 // splitting; a negative value means thieves are waiting for work. It costs a
 // few atomic loads.
@@ -223,6 +225,9 @@ func (w *Worker) execute(n *node) {
 // run runs a node within its cancellation scope (restored after: w may be
 // helping, running another computation's task on top of its own).
 func (w *Worker) run(n *node) {
+	if !n.spawn {
+		w.flushRetired() // see "Batched retirement" in scope.go
+	}
 	w.own.executed++
 	// Read first: a completed exec node goes back to w's free list.
 	root, solo := n.root, n.solo
@@ -282,6 +287,7 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 			continue
 		}
 		w.own.parks++
+		w.flushRetired()
 		w.publish()
 		w.sleepers.Sleep(w.index)
 		w.sleepers.Cancel(w.index)
@@ -323,6 +329,7 @@ func (w *Worker) helpOrSnooze(hint *node, bo *park.Backoff) bool {
 		bo.Reset()
 		return true
 	}
+	w.flushRetired() // nothing to help with: before spinning or sleeping (scope.go)
 	return bo.Snooze()
 }
 
@@ -474,6 +481,7 @@ func (w *Worker) loop() {
 			return
 		}
 		defer func() {
+			w.flushRetired()
 			w.publish()
 			unregisterGoroutine()
 			p.workerExited(w) // after the exit hook: Close returns after it
@@ -518,6 +526,7 @@ func (w *Worker) loop() {
 			bo.Reset()
 			continue
 		}
+		w.flushRetired() // out of work (scope.go)
 		if !idle {
 			idle = true
 			p.addIdle(1)

@@ -306,6 +306,20 @@ func (d *Deque[T]) Steal() *T {
 	return (*T)(x)
 }
 
+// PeekPrivate returns the newest element, without removing it, if it is
+// private and no thief has asked for work; otherwise nil. The owner may
+// change the element's contents in place: no other goroutine can read a
+// private element, and while no thief has asked, keeping the deque's
+// newest element private hides nothing a thief wants (see "Split deque").
+// Like PushPrivate it costs one atomic load and inlines. Owner only.
+func (d *Deque[T]) PeekPrivate() *T { return (*T)(d.c.peekPrivate()) }
+
+// Asked reports whether a thief has asked for work that the owner has not
+// served yet (wantSplit is set). A snapshot, safe for anyone; only the
+// owner clears the flag, so an owner that sees it set knows that its next
+// PushLazy publishes.
+func (d *Deque[T]) Asked() bool { return d.c.wantSplit.Load() != 0 }
+
 // OwnerLen reports the number of elements, private ones included. Owner
 // only.
 func (d *Deque[T]) OwnerLen() int { return int(d.c.bot-d.c.top.Load()) + d.c.n }
@@ -339,6 +353,15 @@ func (c *core) pushPrivate(x unsafe.Pointer) bool {
 	p[n] = x // plain: priv is owner-only
 	c.n = n + 1
 	return true
+}
+
+// peekPrivate is PeekPrivate.
+func (c *core) peekPrivate() unsafe.Pointer {
+	p, n := c.priv, c.n-1
+	if uint(n) >= uint(len(p)) || c.wantSplit.Load() != 0 {
+		return nil // n < 0: no private element
+	}
+	return p[n] // plain: priv is owner-only
 }
 
 // popPrivate is the fast path of pop: it takes the newest private element

@@ -23,6 +23,7 @@ const (
 	sortN     = 10_000_000 // sort: int64 from splitmix64(42), full range
 	sumN      = 10_000_000 // sum: int64 from splitmix64(42) >> 32
 	tasksN    = 1_000_000  // tasks: out[i] = i*i + 1, submitted one by one
+	spawnN    = 1_000_000  // spawn: the same job, spawned from inside one pool task
 	chanCap   = 1024       // tasks: the channel pool's buffer
 )
 
@@ -34,6 +35,7 @@ var workloads = map[string]func(p *forkjoin.Pool, workers int) []impl{
 	"sort":  sortImpls,
 	"sum":   sumImpls,
 	"tasks": tasksImpls,
+	"spawn": spawnImpls,
 }
 
 // seqOnly returns impls with seq in front when the process has one worker.
@@ -241,6 +243,52 @@ func tasksImpls(p *forkjoin.Pool, workers int) []impl {
 				jobs <- func() { tinyTask(out, i); wg.Done() }
 			}
 			wg.Wait()
+		}),
+	}
+}
+
+// --- spawn: 1M tiny tasks spawned from inside one pool task, then awaited ---
+
+// spawnLeaf is the job as a typed task, for forkjoin.SpawnTask.
+type spawnLeaf struct {
+	out []int64
+	i   int
+}
+
+func (l spawnLeaf) Compute(*forkjoin.Worker) { tinyTask(l.out, l.i) }
+
+func spawnImpls(p *forkjoin.Pool, workers int) []impl {
+	out := make([]int64, spawnN)
+	check := func(name string, body func(s *forkjoin.Scope, w *forkjoin.Worker)) impl {
+		return impl{name: name, run: func() time.Duration {
+			clear(out) // not timed
+			d := timed(func() {
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+					forkjoin.RunScope(w, body)
+					return 0
+				})
+			})
+			for i, v := range out {
+				if v != int64(i)*int64(i)+1 {
+					fail("go spawn: " + name + ": a task did not run")
+				}
+			}
+			return d
+		}}
+	}
+	return []impl{
+		// Scope.Spawn of a closure per task (it captures i and out: one
+		// allocation each), the shape of rayon's scope.spawn.
+		check("magpie", func(s *forkjoin.Scope, w *forkjoin.Worker) {
+			for i := range spawnN {
+				s.Spawn(w, func(*forkjoin.Worker) { tinyTask(out, i) })
+			}
+		}),
+		// SpawnTask of a typed task, stored unboxed: no allocation per task.
+		check("magpie-typed", func(s *forkjoin.Scope, w *forkjoin.Worker) {
+			for i := range spawnN {
+				forkjoin.SpawnTask(s, w, spawnLeaf{out, i})
+			}
 		}),
 	}
 }

@@ -6,7 +6,7 @@
 //   java -Djava.util.concurrent.ForkJoinPool.common.parallelism=<workers> \
 //        -Xms1g -Xmx1g -cp <dir> Cross <workload> <workers> <warmup> <reps>
 //
-// workload is fib30, fib40, sort, sum or tasks; workers is the parallelism
+// workload is fib30, fib40, sort, sum, tasks or spawn; workers is the parallelism
 // of the ForkJoinPool everything parallel runs in (1 or 2), and must equal
 // the common pool's, which Arrays.parallelSort and parallel streams read to
 // size their pieces. The sequential implementations run only when workers
@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CountedCompleter;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
 import java.util.function.LongSupplier;
@@ -25,6 +26,7 @@ import java.util.function.LongSupplier;
 public class Cross {
     static final int FIB_FINE = 30, FIB_COARSE = 40, FIB_CUTOFF = 20;
     static final int SORT_N = 10_000_000, SUM_N = 10_000_000, TASKS_N = 1_000_000;
+    static final int SPAWN_N = 1_000_000;
 
     static ForkJoinPool pool;
 
@@ -48,6 +50,7 @@ public class Cross {
             case "sort" -> sortImpls(impls, workers);
             case "sum" -> sumImpls(impls, workers);
             case "tasks" -> tasksImpls(impls);
+            case "spawn" -> spawnImpls(impls);
             default -> fail("unknown workload " + workload);
         }
         for (Impl im : impls)
@@ -214,6 +217,88 @@ public class Cross {
             });
             for (int i = 0; i < TASKS_N; i++)
                 if (out[i] != (long) i * i + 1) fail("java tasks: a task did not run");
+            return d;
+        }));
+    }
+
+    // --- spawn: 1M tiny tasks forked from inside one pool task, then awaited ---
+
+    /** SpawnLeaf is the job as a RecursiveAction. */
+    static final class SpawnLeaf extends RecursiveAction {
+        final long[] out;
+        final int i;
+
+        SpawnLeaf(long[] out, int i) {
+            this.out = out;
+            this.i = i;
+        }
+
+        @Override
+        protected void compute() {
+            out[i] = (long) i * i + 1;
+        }
+    }
+
+    /** SpawnCompleter is the job as a CountedCompleter child of the root. */
+    static final class SpawnCompleter extends CountedCompleter<Void> {
+        final long[] out;
+        final int i;
+
+        SpawnCompleter(CountedCompleter<?> parent, long[] out, int i) {
+            super(parent);
+            this.out = out;
+            this.i = i;
+        }
+
+        @Override
+        public void compute() {
+            out[i] = (long) i * i + 1;
+            tryComplete();
+        }
+    }
+
+    /** SpawnRoot forks one SpawnCompleter per task and completes after all of them. */
+    static final class SpawnRoot extends CountedCompleter<Void> {
+        final long[] out;
+
+        SpawnRoot(long[] out) {
+            this.out = out;
+        }
+
+        @Override
+        public void compute() {
+            for (int i = 0; i < SPAWN_N; i++) {
+                addToPendingCount(1);
+                new SpawnCompleter(this, out, i).fork();
+            }
+            tryComplete();
+        }
+    }
+
+    static void spawnImpls(List<Impl> impls) {
+        long[] out = new long[SPAWN_N];
+        // forkjoin: a loop of forks, then the joins newest first (the order
+        // in which the forking worker finds them on its own deque).
+        impls.add(new Impl("forkjoin", () -> {
+            Arrays.fill(out, 0); // not timed
+            long d = inPool(() -> timed(() -> {
+                SpawnLeaf[] ls = new SpawnLeaf[SPAWN_N];
+                for (int i = 0; i < SPAWN_N; i++) {
+                    ls[i] = new SpawnLeaf(out, i);
+                    ls[i].fork();
+                }
+                for (int i = SPAWN_N - 1; i >= 0; i--) ls[i].join();
+            }));
+            for (int i = 0; i < SPAWN_N; i++)
+                if (out[i] != (long) i * i + 1) fail("java spawn: forkjoin: a task did not run");
+            return d;
+        }));
+        // completer: no joins, a pending count (the shape of a scope).
+        impls.add(new Impl("completer", () -> {
+            Arrays.fill(out, 0); // not timed
+            long d = inPool(() -> timed(() -> new SpawnRoot(out).invoke()));
+            for (int i = 0; i < SPAWN_N; i++)
+                if (out[i] != (long) i * i + 1) fail("java spawn: completer: a task did not run");
             return d;
         }));
     }

@@ -39,6 +39,7 @@ var workloads = []workload{
 	{"sort", "sort 10M uniformly random int64; speedup = the language's sequential sort's time / time", "", 0},
 	{"sum", "sum of 10M int64 (each below 2^32); speedup = the language's sequential loop's time / time", "", 0},
 	{"tasks", "1M tiny tasks (out[i] = i*i+1) submitted from one outside thread, then awaited; ns/task = time / 1M", "ns/task", 1e6},
+	{"spawn", "1M tiny tasks (out[i] = i*i+1) spawned from inside one pool task, then awaited; ns/task = time / 1M", "ns/task", 1e6},
 }
 
 var langs = []string{"go", "java", "rust"}

@@ -4,7 +4,7 @@
 //!
 //!     cross <workload> <workers> <warmup> <reps>
 //!
-//! workload is fib30, fib40, sort, sum or tasks; workers is the size of the
+//! workload is fib30, fib40, sort, sum, tasks or spawn; workers is the size of the
 //! rayon ThreadPool everything parallel runs in (1 or 2). The sequential
 //! implementations run only when workers is 1. Every implementation runs
 //! warmup untimed times, then reps timed times, the implementations taking
@@ -22,6 +22,7 @@ const FIB_CUTOFF: u32 = 20;
 const SORT_N: usize = 10_000_000;
 const SUM_N: usize = 10_000_000;
 const TASKS_N: usize = 1_000_000;
+const SPAWN_N: usize = 1_000_000;
 
 /// One implementation: run does one timed run, preparing its input untimed
 /// and checking its result.
@@ -49,6 +50,7 @@ fn main() {
         "sort" => sort_impls(&pool, workers),
         "sum" => sum_impls(&pool, workers),
         "tasks" => tasks_impls(&pool, state),
+        "spawn" => spawn_impls(&pool),
         _ => fail(&format!("unknown workload {workload}")),
     };
     for im in impls.iter_mut() {
@@ -220,6 +222,37 @@ fn tasks_impls<'a>(pool: &'a ThreadPool, st: &'static TasksState) -> Vec<Impl<'a
             for (i, o) in st.out.iter().enumerate() {
                 if o.load(Ordering::Relaxed) != (i * i + 1) as u64 {
                     fail("rust tasks: a task did not run");
+                }
+            }
+            d
+        }),
+    }]
+}
+
+// --- spawn: 1M tiny tasks spawned from inside one pool task, then awaited ---
+
+fn spawn_impls(pool: &ThreadPool) -> Vec<Impl<'_>> {
+    let out: Vec<AtomicU64> = (0..SPAWN_N).map(|_| AtomicU64::new(0)).collect();
+    vec![Impl {
+        name: "scope",
+        run: Box::new(move || {
+            for o in &out {
+                o.store(0, Ordering::Relaxed); // not timed
+            }
+            let out = &out;
+            let d = timed(|| {
+                pool.install(|| {
+                    rayon::scope(|s| {
+                        for i in 0..SPAWN_N {
+                            // A relaxed atomic store is a plain store on x86.
+                            s.spawn(move |_| out[i].store((i * i + 1) as u64, Ordering::Relaxed));
+                        }
+                    })
+                })
+            });
+            for (i, o) in out.iter().enumerate() {
+                if o.load(Ordering::Relaxed) != (i * i + 1) as u64 {
+                    fail("rust spawn: a task did not run");
                 }
             }
             d
