@@ -21,6 +21,21 @@ import (
 // slotOf is the slot index k of a node taken from level l (see groupOf).
 func slotOf(n *node, l int) uint64 { return (n.group-uint64(l))/NumPriorities - 1 }
 
+// checkTaken records the take of x by one taker of the injector stress
+// tests, whose last slot taken per level is last, and reports through fail
+// a slot taken twice (seen) or out of order within its level.
+func checkTaken(x *node, seen [NumPriorities][]atomic.Bool, last *[NumPriorities]int64, fail func(string, ...any)) {
+	l := int(x.group % NumPriorities)
+	k := slotOf(x, l)
+	if seen[l][k].Swap(true) {
+		fail("level %d: slot %d taken twice", l, k)
+	}
+	if int64(k) <= last[l] {
+		fail("level %d: slot %d taken after slot %d", l, k, last[l])
+	}
+	last[l] = int64(k)
+}
+
 // blockAt returns block m of v, walking from its head: the test goroutine
 // alone uses v, so the walk sees a still queue.
 func blockAt(v *queue, m uint64) *block {
@@ -159,15 +174,7 @@ func TestInjectorMayBeReadyExactUnderReuse(t *testing.T) {
 					runtime.Gosched()
 					continue
 				}
-				l := int(x.group % NumPriorities)
-				k := slotOf(x, l)
-				if seen[l][k].Swap(true) {
-					fail("level %d: slot %d taken twice", l, k)
-				}
-				if int64(k) <= last[l] {
-					fail("level %d: slot %d taken after slot %d", l, k, last[l])
-				}
-				last[l] = int64(k)
+				checkTaken(x, seen, &last, fail)
 				takenAll.Add(1)
 			}
 		}()
@@ -279,15 +286,7 @@ func TestInjectorTrimSparesUnderReuse(t *testing.T) {
 					runtime.Gosched()
 					continue
 				}
-				l := int(x.group % NumPriorities)
-				k := slotOf(x, l)
-				if seen[l][k].Swap(true) {
-					fail("level %d: slot %d taken twice", l, k)
-				}
-				if int64(k) <= last[l] {
-					fail("level %d: slot %d taken after slot %d", l, k, last[l])
-				}
-				last[l] = int64(k)
+				checkTaken(x, seen, &last, fail)
 				takenAll.Add(1)
 			}
 		}()
