@@ -413,20 +413,35 @@ func TestShortLoopInsideTaskCombinePanic(t *testing.T) {
 	boom := errors.New("boom in combine")
 	g := newPairGate()
 	got := inTask(t, two, func(w *forkjoin.Worker) any {
-		return recoverValue(func() {
-			Reduce(w, indices(100), 0, func(acc, x int) int {
-				if x < 2 {
-					g.enter() // index 0 waits until a helper runs index 1: shared
-				}
-				return acc + x
-			}, func(a, b int) int {
-				if a == 0 { // only the caller's part, [0, 1), sums to 0
-					panic(boom)
-				}
-				return a + b
-			})
+		return reduceCombinePanics(w, g, boom) // shared: a helper runs index 1
+	})
+	requireCombinePanic(t, g, got, boom)
+}
+
+// reduceCombinePanics runs a Reduce of 100 indices on r whose indices 0
+// and 1 meet at g (so the loop is shared or handed over) and whose combine
+// panics with boom when given the caller's part, [0, 1); it returns what
+// the caller recovered.
+func reduceCombinePanics(r forkjoin.Runner, g *pairGate, boom error) any {
+	return recoverValue(func() {
+		Reduce(r, indices(100), 0, func(acc, x int) int {
+			if x < 2 {
+				g.enter() // index 0 waits until another worker runs index 1
+			}
+			return acc + x
+		}, func(a, b int) int {
+			if a == 0 { // only the caller's part, [0, 1), sums to 0
+				panic(boom)
+			}
+			return a + b
 		})
 	})
+}
+
+// requireCombinePanic checks that the loop did not hang at g and that the
+// combine's panic reached the caller as a *forkjoin.PanicError of boom.
+func requireCombinePanic(t *testing.T, g *pairGate, got any, boom error) {
+	t.Helper()
 	require.False(t, g.hung.Load())
 	var pe *forkjoin.PanicError
 	require.ErrorAs(t, asError(got), &pe, "the combine's panic arrived raw: %v", got)
@@ -444,24 +459,9 @@ func TestShortLoopCombinePanic(t *testing.T) {
 	g := newPairGate()
 	var got any
 	testenv.Within(t, "the loop", func() {
-		got = recoverValue(func() {
-			Reduce(two, indices(100), 0, func(acc, x int) int {
-				if x < 2 {
-					g.enter() // index 0 waits until the pool runs index 1: handed over
-				}
-				return acc + x
-			}, func(a, b int) int {
-				if a == 0 { // only the caller's part, [0, 1), sums to 0
-					panic(boom)
-				}
-				return a + b
-			})
-		})
+		got = reduceCombinePanics(two, g, boom) // handed over: the pool runs index 1
 	})
-	require.False(t, g.hung.Load())
-	var pe *forkjoin.PanicError
-	require.ErrorAs(t, asError(got), &pe, "the combine's panic arrived raw: %v", got)
-	require.Equal(t, boom, pe.Value)
+	requireCombinePanic(t, g, got, boom)
 }
 
 // TestTaskProbeShareStress races the watcher's share against the callers'
