@@ -78,10 +78,10 @@ func (w *Worker) Index() int {
 // Surplus returns the number of tasks in the worker's own deque minus the
 // number of idle workers that could steal them, the estimate behind Java's
 // getSurplusQueuedTaskCount. It counts deque elements: a block of up to 32
-// tasks spawned into one Scope counts as one, since one steal takes it. A task that finds Surplus above a small
-// threshold (about 3) has enough parallel slack around it and can stop
-// splitting; a negative value means thieves are waiting for work. It costs a
-// few atomic loads.
+// tasks spawned into one Scope counts as one, since one steal takes it. A
+// task that finds Surplus above a small threshold (about 3) has enough
+// parallel slack around it and can stop splitting; a negative value means
+// thieves are waiting for work. It costs a few atomic loads.
 func (w *Worker) Surplus() int {
 	if w == nil {
 		panicNilWorker("Worker.Surplus")
