@@ -319,7 +319,7 @@ func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 // list). It looks at the cells only when made exceeds cellListCap (a
 // burst, or many Futures never joined); otherwise it costs one compare.
 func (l *cellList[T, C]) trim() {
-	if l.made <= cellListCap {
+	if !l.overCap() {
 		return
 	}
 	var dropped int
@@ -328,6 +328,9 @@ func (l *cellList[T, C]) trim() {
 	l.ready, _, dropped = cutCells(l.ready, cellListCap-l.nheld)
 	l.made -= dropped
 }
+
+// overCap reports whether trim would look at the cells. Owner only.
+func (l *cellList[T, C]) overCap() bool { return l.made > cellListCap }
 
 // cutCells keeps the first keep cells (at least 0) of the list from c and
 // drops the rest; it returns the list, the number kept and the number

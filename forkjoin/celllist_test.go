@@ -28,7 +28,7 @@ func TestCellListIsBounded(t *testing.T) {
 		p := New(WithParallelism(par))
 		var (
 			forker *Worker
-			parks  uint64
+			trims  uint32
 		)
 		Invoke(p, func(w *Worker) int {
 			fs := make([]*Future[int], 3*cellListCap)
@@ -41,11 +41,10 @@ func TestCellListIsBounded(t *testing.T) {
 			Fork(w, func(*Worker) int { return 1 }).Join(w) // the held cells become ready
 			l := cacheOf[cellList[int, funcTask[int]]](w)
 			assert.Greater(t, count(l.ready)+count(l.held), cellListCap, "%d workers: the burst's cells kept while busy", par)
-			forker, parks = w, p.WorkerStats()[w.Index()].Parks
+			forker, trims = w, w.trims.Load()
 			return 0
 		})
-		// The worker trims before it publishes the park that this waits for.
-		testenv.WaitUntil(t, "the forker sleeps", func() bool { return p.WorkerStats()[forker.Index()].Parks > parks })
+		waitTrimmed(t, forker, trims)
 		l := cacheOf[cellList[int, funcTask[int]]](forker) // the forker sleeps: nobody touches its lists
 		assert.Equal(t, l.nheld, count(l.held), "%d workers: nheld counts the held list", par)
 		assert.LessOrEqual(t, count(l.ready)+count(l.held), cellListCap, "%d workers: free cells kept by a sleeping worker", par)
@@ -82,7 +81,7 @@ func TestTrimKeepsFutureReaders(t *testing.T) {
 	}()
 	var (
 		forker *Worker
-		parks  uint64
+		trims  uint32
 	)
 	Invoke(p, func(w *Worker) int {
 		fs := make([]*Future[int], n)
@@ -93,10 +92,10 @@ func TestTrimKeepsFutureReaders(t *testing.T) {
 		for _, f := range fs {
 			f.Join(w)
 		}
-		forker, parks = w, p.WorkerStats()[w.Index()].Parks
+		forker, trims = w, w.trims.Load()
 		return 0
 	})
-	testenv.WaitUntil(t, "the forker sleeps (and trims)", func() bool { return p.WorkerStats()[forker.Index()].Parks > parks })
+	waitTrimmed(t, forker, trims)
 	Invoke(p, func(w *Worker) int {
 		for range 3 {
 			fs := make([]*Future[int], n)

@@ -234,7 +234,7 @@ func (l *spawnList[A]) refill(w *Worker) *spawnNode[A] {
 // looks at the nodes only after a burst: when the counts stay within the
 // cap it costs two loads.
 func (l *spawnList[A]) trim() {
-	if l.nfree+int(l.nreturned.Load()) <= spawnListCap {
+	if !l.overCap() {
 		return
 	}
 	if l.returned.Load() != nil {
@@ -259,6 +259,11 @@ func (l *spawnList[A]) trim() {
 	for t := l.free; t != nil; t = t.next {
 		l.nfree++
 	}
+}
+
+// overCap reports whether trim would drop nodes. Owner only.
+func (l *spawnList[A]) overCap() bool {
+	return l.nfree+int(l.nreturned.Load()) > spawnListCap
 }
 
 // execute runs the newest task of the node, w having taken the node off a

@@ -5,6 +5,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
@@ -46,6 +47,9 @@ type Worker struct {
 	skipStart bool
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
+
+	trimTimer *time.Timer   // sleepIdle's timer; owner only
+	trims     atomic.Uint32 // times sleepIdle trimmed the free lists: written by the owner, read by tests
 
 	frame   scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
 	retired retireBatch  // finished spawned tasks not yet subtracted from their Scope's count (scope.go); owner only
@@ -555,11 +559,10 @@ func (w *Worker) loop() {
 			w.sleepers.Cancel(w.index)
 			break
 		}
-		w.trimCaches()     // nothing to run: give a burst's free nodes back
-		p.inj.trimSpares() // and its spare blocks
+		p.inj.trimSpares() // nothing to run: give a burst's spare blocks back
 		w.own.parks++
 		w.publish()
-		w.sleepers.Sleep(w.index)
+		w.sleepIdle() // and, after idleTrimDelay, the free lists' excess (cache.go)
 		w.sleepers.Cancel(w.index)
 	}
 	exited = true

@@ -34,6 +34,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Sleepers is the set of workers that are asleep or about to sleep, with one
@@ -108,6 +109,22 @@ func (s *Sleepers) Cancel(i int) {
 // Unpark, possibly one handed out before this call. The caller re-checks
 // its condition afterwards and calls Cancel if it may still be registered.
 func (s *Sleepers) Sleep(i int) { <-s.tokens[i] }
+
+// SleepTimeout is Sleep bounded by the timer t, which the caller owns and
+// has started: it blocks worker i until it holds a token, and reports
+// true, or until t fires, and reports false. On false, worker i is still
+// registered as it was: a token given later waits for its next Sleep.
+// (With Go's timers since 1.23, t holds no stale tick after Stop, so the
+// caller may Reset it for the next call.)
+func (s *Sleepers) SleepTimeout(i int, t *time.Timer) bool {
+	select {
+	case <-s.tokens[i]:
+		t.Stop()
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // Unpark gives worker i a token, waking it if it sleeps. Used when the event
 // a worker waits for is specific to it (a task it joins has completed).

@@ -198,3 +198,35 @@ func TestAnyDoesNotAllocate(t *testing.T) {
 		s.Cancel(1)
 	}))
 }
+
+// TestSleepTimeout checks the timed sleep the scheduling loop uses before
+// trimming its free lists: a token ends it (true) and stops the timer, so
+// that the timer can be Reset for the next call; the timer ends it
+// (false) with the worker still registered, and a wake-up given after the
+// timeout is not lost: it waits in the token for the next Sleep.
+func TestSleepTimeout(t *testing.T) {
+	s := New(2)
+	timer := time.NewTimer(time.Hour)
+
+	s.Unpark(0) // a pending token: returns at once, the timer stopped
+	require.True(t, s.SleepTimeout(0, timer), "pending token")
+
+	timer.Reset(time.Millisecond) // no stale tick left by the Stop
+	s.Prepare(0, true)
+	require.False(t, s.SleepTimeout(0, timer), "timer")
+	require.Equal(t, 1, s.Count(), "still registered after the timeout")
+
+	require.True(t, s.WakeOne(), "the registered sleeper is woken after its timeout")
+	requireWakes(t, sleepAsync(s, 0), "the wake-up given after the timeout")
+
+	timer.Reset(wakeTimeout)
+	woke := make(chan bool)
+	go func() { woke <- s.SleepTimeout(1, timer) }()
+	s.Unpark(1)
+	select {
+	case got := <-woke:
+		require.True(t, got, "a token, not the timer, ended the sleep")
+	case <-time.After(wakeTimeout):
+		t.Fatalf("SleepTimeout not woken within %v", wakeTimeout)
+	}
+}
