@@ -217,7 +217,7 @@ func (c *taskCell[T, C]) failInline(recovered any) *PanicError {
 //
 // made counts the cells of the list not dropped: on either list, or out (a
 // fork not joined yet, or held by a Future that was never joined). When
-// the worker goes to sleep with nothing to run and made exceeds
+// the worker has slept idleTrimDelay with nothing to run and made exceeds
 // cellListCap, trim cuts the lists down to cellListCap cells, as spawn
 // lists are trimmed: a burst of forks does not keep its cells for the life
 // of the pool. It counts only on the allocation path, so forks and joins
@@ -313,7 +313,8 @@ func (l *cellList[T, C]) refill(w *Worker) *taskCell[T, C] {
 }
 
 // trim cuts the lists down to cellListCap cells, the others going to the
-// GC; the owner calls it when it goes to sleep with nothing to run. Held
+// GC; the owner calls it when it has slept idleTrimDelay with nothing to
+// run (sleepIdle). Held
 // cells are kept first (up to cellListCap): a reader may still see them,
 // and dropping them is safe anyway (nobody returns a dropped cell to the
 // list). It looks at the cells only when made exceeds cellListCap (a

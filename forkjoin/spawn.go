@@ -85,15 +85,17 @@ import (
 // node half done: the node is pushed back or released before the task
 // starts.
 //
-// While its worker is busy, a free list keeps every node the worker had
-// in use at once, so that the next loop of the same size allocates
-// nothing; when the worker runs out of work and goes to sleep, it trims
-// its lists to spawnListCap nodes (trim, called from the idle loop), so
-// that one burst of a million spawns does not leave its nodes on the list,
-// for every later collection to scan, for the life of the pool
+// While its worker is busy or only briefly idle, a free list keeps every
+// node the worker had in use at once, so that the next loop of the same
+// size allocates nothing (TestSpawnListKeptOverShortSleep); once the
+// worker has slept idleTrimDelay with nothing to run, it trims its lists
+// to spawnListCap nodes (trim, called from sleepIdle in cache.go), so that
+// one burst of a million spawns does not leave its nodes on the list, for
+// every later collection to scan, for the life of the pool
 // (TestSpawnListIsBounded). A hard cap instead made a flat loop of 1M
-// spawns allocate its nodes every time, several times slower per spawn
-// (measured in docs/design.md, "Irregular work: Scope").
+// spawns allocate its nodes every time, several times slower per spawn,
+// and so did a trim at every sleep on 2 workers (measured in
+// docs/design.md, "Irregular work: Scope").
 
 // spawnAction is the shape of a typed spawned task (package task's
 // RecursiveAction has it).
@@ -230,8 +232,8 @@ func (l *spawnList[A]) refill(w *Worker) *spawnNode[A] {
 }
 
 // trim cuts the list down to spawnListCap nodes, the others going to the
-// GC; the owner calls it when it goes to sleep with nothing to run. It
-// looks at the nodes only after a burst: when the counts stay within the
+// GC; the owner calls it when it has slept idleTrimDelay with nothing to
+// run. It looks at the nodes only after a burst: when the counts stay within the
 // cap it costs two loads.
 func (l *spawnList[A]) trim() {
 	if !l.overCap() {
