@@ -276,36 +276,27 @@ func (h *taskShare[A]) helpOn(w *forkjoin.Worker) {
 
 // wait waits until every participant has left; a worker waits in
 // forkjoin.Block, so that its pool keeps its parallelism meanwhile. With
-// no *Worker (a *Pool called from a worker's goroutine), it waits through
-// forkjoin.InvokeContext on p, the loop's pool: on one of p's workers that
-// runs inline (a plain wait, p's other workers run the helpers); on a
-// worker of another pool it waits as Invoke does, that worker running its
-// own pool's tasks meanwhile, so that a helper's chunk that calls back into
-// that pool (Invoke on it from p's worker queues a task there) cannot
-// deadlock it, the rule forkjoin keeps for pools that invoke each other. A
-// plain wait there held the calling pool's worker, and with it a pool of
-// one worker, for good (TestShortLoopInsideTaskOtherPool). p closed: a
-// plain wait (the helpers running are all there is to wait for).
-func (h *taskShare[A]) wait(w *forkjoin.Worker, p *forkjoin.Pool) {
+// no *Worker (a *Pool called from a worker's goroutine) it waits in
+// forkjoin.Blocking: on a worker of any pool, that pool starts a
+// compensating worker, so a helper's chunk that calls back into the
+// caller's pool (Invoke on it from p's worker queues a task there) finds a
+// worker to run it (TestShortLoopInsideTaskOtherPool). It queues nothing on
+// p: a task there that waited for the loop could be taken by p's worker
+// waiting inside a chunk of the same loop (for its Invoke on the caller's
+// pool), which then waited for itself, for good
+// (TestShortLoopInsideTaskOtherPoolWaiterNotHelped).
+func (h *taskShare[A]) wait(w *forkjoin.Worker) {
 	select {
 	case <-h.done:
 		return
 	default:
 	}
+	await := func() { <-h.done }
 	if w != nil {
-		forkjoin.Block(w, func() { <-h.done })
+		forkjoin.Block(w, await)
 		return
 	}
-	if _, err := forkjoin.InvokeContext(context.Background(), p, h.awaitDone); err != nil {
-		<-h.done
-	}
-}
-
-// awaitDone is wait's task on the loop's pool: it returns once every
-// participant has left.
-func (h *taskShare[A]) awaitDone(*forkjoin.Worker) struct{} {
-	<-h.done
-	return struct{}{}
+	forkjoin.Blocking(await)
 }
 
 // taskProbeRun runs [0, n) of s (2 <= n <= SequentialThreshold, no Grain)
@@ -345,7 +336,7 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 			if k >= 0 {
 				h.leave()
 			}
-			h.wait(w, p)
+			h.wait(w)
 		}
 		if v != nil {
 			panic(forkjoin.CapturePanic(v))
@@ -376,7 +367,7 @@ func taskProbeRun[A any](s *rangeSpec[A], r forkjoin.Runner, w *forkjoin.Worker,
 	h.work(r, w)
 	k = -1 // left: the deferred function must not leave again
 	h.leave()
-	h.wait(w, p)
+	h.wait(w)
 	finished = true
 	if pe := h.panicked.Load(); pe != nil {
 		panic(pe)

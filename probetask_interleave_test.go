@@ -640,6 +640,47 @@ func TestShortLoopInsideTaskOtherPool(t *testing.T) {
 	}
 }
 
+// TestShortLoopInsideTaskOtherPoolWaiterNotHelped: as
+// TestShortLoopInsideTaskOtherPool, with one of B's two workers held by a
+// task of its own, so that the loop's helper runs on the other, and its
+// index 1 calling into A only once the caller has started waiting (or
+// after 200 ms if the caller's wait queues nothing on B). B's worker,
+// waiting for its Invoke on A, helps with B's queued tasks. The caller
+// used to wait through a task queued on B that blocked until the loop was
+// done: B's worker took it while it waited inside index 1 and blocked on
+// itself, for good (hung under -race in CI; every run here). The caller now
+// waits in forkjoin.Blocking: nothing of it is queued on B.
+func TestShortLoopInsideTaskOtherPoolWaiterNotHelped(t *testing.T) {
+	a := forkjoin.New(forkjoin.WithParallelism(1))
+	defer a.Close()
+	b := forkjoin.New(forkjoin.WithParallelism(2))
+	defer b.Close()
+	held, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	require.NoError(t, b.Execute(func(*forkjoin.Worker) { close(held); <-release }))
+	<-held
+	var ranOnA atomic.Int32
+	g := newPairGate()
+	got := inTask(t, a, func(*forkjoin.Worker) any {
+		out := make([]int, 2)
+		For(b, 2, func(i int) {
+			g.enter() // index 0 (the caller) waits until the helper on B has started index 1
+			if i == 1 {
+				deadline := time.Now().Add(200 * time.Millisecond)
+				for b.Stats().QueuedNormal == 0 && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				forkjoin.Invoke(a, func(*forkjoin.Worker) struct{} { ranOnA.Add(1); return struct{}{} })
+			}
+			out[i] = i * i
+		})
+		return out
+	})
+	require.False(t, g.hung.Load())
+	require.Equal(t, squares(2), got)
+	require.Equal(t, int32(1), ranOnA.Load())
+}
+
 // TestShortLoopHandedPanicErrClosed: a handed-over rest whose body panics
 // with forkjoin.ErrClosed (a body that called Invoke on a pool closed
 // meanwhile) is a panic of the loop, not a closed pool: it reaches the

@@ -33,6 +33,28 @@ func Block(w *Worker, fn func()) {
 	fn()
 }
 
+// Blocking runs fn, which may block, on the calling goroutine, for code
+// that has no *Worker at hand (a library called with a *Pool from inside a
+// task): on a worker of any pool it is Block on that worker, so that its
+// pool keeps its parallelism while fn blocks; on any other goroutine it
+// just calls fn. Finding the calling worker costs what OnWorker costs.
+//
+// Prefer it to waiting through a task submitted to a pool: a worker that
+// waits helps its pool with queued tasks, so a task that blocks until the
+// waiter's own work is done can be run by that very waiter, nested inside
+// the work it waits for, and never return (magpie's short loops did that:
+// TestShortLoopInsideTaskOtherPoolWaiterNotHelped).
+func Blocking(fn func()) {
+	if fn == nil {
+		panic("forkjoin: Blocking called with a nil function")
+	}
+	if w := callingWorker(); w != nil {
+		Block(w, fn)
+		return
+	}
+	fn()
+}
+
 // startSpare starts a compensating worker, if one is free.
 func (p *Pool) startSpare() *Worker {
 	p.spareMu.Lock()

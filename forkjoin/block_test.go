@@ -201,3 +201,28 @@ func TestWorkerIndexBelowMaxWorkers(t *testing.T) {
 	done.Wait()
 	require.Equal(t, map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true}, seen)
 }
+
+// TestBlockingFindsTheCallingWorker: Blocking called from a task on a
+// one-worker pool, with no *Worker passed, compensates as Block does: fn
+// waits for a task queued on the same pool behind the caller, which only
+// a compensating worker can run (a plain call deadlocks the pool). Called
+// from a goroutine that is no worker, it just calls fn; a nil fn panics
+// with the package's message.
+func TestBlockingFindsTheCallingWorker(t *testing.T) {
+	p := New(WithParallelism(1))
+	defer p.Close()
+	testenv.Within(t, "Blocking on the pool's only worker", func() {
+		Invoke(p, func(*Worker) struct{} {
+			ran := make(chan struct{})
+			require.NoError(t, p.Execute(func(*Worker) { close(ran) }))
+			Blocking(func() { <-ran })
+			return struct{}{}
+		})
+	})
+	testenv.WaitUntil(t, "the calling worker's Block counted", func() bool { return p.Stats().Blocks == 1 })
+
+	called := false
+	Blocking(func() { called = true })
+	require.True(t, called)
+	require.PanicsWithValue(t, "forkjoin: Blocking called with a nil function", func() { Blocking(nil) })
+}
