@@ -382,8 +382,9 @@ func (v *queue) retire(b *block) bool {
 	}
 	b.num.Store(retiredNum)
 	for i := range b.slots {
-		// act is nil already (pop clears it); queuedAt is rewritten by the
-		// submitter of each timed slot before it is read.
+		// act is nil already (peek cleared it when the head left b);
+		// queuedAt is rewritten by the submitter of each timed slot
+		// before it is read.
 		b.slots[i].n.Store(nil)
 	}
 	b.next.Store(nil)
@@ -421,9 +422,15 @@ func (v *queue) trimSpares() (dropped int) {
 	return dropped
 }
 
-// trimSpares trims every level's spares (see nSpares) and returns the
-// number of blocks dropped.
+// trimSpares trims every level's spares (see nSpares) and drops the
+// functions of taken slots (dropTaken), and returns the number of blocks
+// dropped. A worker calls it before it sleeps with nothing to run.
 func (q *injector) trimSpares() (dropped int) {
+	q.lockTake()
+	for l := range q.levels {
+		q.levels[l].dropTaken()
+	}
+	q.taking.Store(false)
 	for l := range q.levels {
 		dropped += q.levels[l].trimSpares()
 	}
@@ -455,6 +462,7 @@ func (v *queue) peek() *block {
 			return nil // not installed yet
 		}
 		v.head.Store(nb)
+		clearActs(b, blockCap) // every slot of b is taken
 		if v.left != nil && v.retire(v.left) {
 			v.left = nil
 		}
@@ -479,17 +487,45 @@ func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint6
 	if k%waitSample == waitSample-1 {
 		queuedAt = b.queuedAt[i/waitSample]
 	}
-	// Nobody reads the slot's contents again (see the top of this file):
-	// drop its references so that the GC need not wait for the whole
-	// block. The slot stays non-nil (see mayBeReady).
+	// Nobody reads the slot's contents again (see the top of this file).
+	// An Execute's act is left in the slot until the head leaves the block
+	// or a worker goes to sleep (clearActs): clearing it here wrote to the
+	// cache line the submitter of the next slots was writing, and the
+	// store of taken below, a full barrier, waited for that line (17% of
+	// BenchmarkSubmit1M's CPU at two Ps; docs/design.md, Submission costs).
+	// A Submit's node is dropped at once. The slot stays non-nil (see
+	// mayBeReady).
 	if n == &execMark {
 		n = nil
-		s.act = nil // written before the slot was published, read by no one after
 	} else {
 		s.n.Store(&takenMark)
 	}
 	v.taken.Store(k + 1) // under taking: no other writer
 	return act, n, queuedAt, k
+}
+
+// clearActs drops the acts of b's first j slots, all taken, so that the GC
+// may have the functions they hold. Called with injector.taking held: only
+// takers read act, and only of a slot not taken yet; the submitters wrote
+// these slots before publishing them and never write them again.
+func clearActs(b *block, j int) {
+	for i := range j {
+		b.slots[i].act = nil
+	}
+}
+
+// dropTaken drops the acts of the taken slots of v's head block (see
+// clearActs), so that an idle pool keeps no function it has run. Called
+// with injector.taking held.
+func (v *queue) dropTaken() {
+	k := v.taken.Load()
+	b := v.head.Load()
+	switch b.num.Load() {
+	case k / blockCap:
+		clearActs(b, int(k%blockCap))
+	case k/blockCap - 1: // the head has not moved on yet: all of b is taken
+		clearActs(b, blockCap)
+	}
 }
 
 // mayBeReady reports whether v's oldest slot may be ready, without the
