@@ -462,7 +462,7 @@ func (v *queue) peek() *block {
 			return nil // not installed yet
 		}
 		v.head.Store(nb)
-		clearActs(b, blockCap) // every slot of b is taken
+		clearSlots(b, blockCap) // every slot of b is taken
 		if v.left != nil && v.retire(v.left) {
 			v.left = nil
 		}
@@ -487,44 +487,46 @@ func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint6
 	if k%waitSample == waitSample-1 {
 		queuedAt = b.queuedAt[i/waitSample]
 	}
-	// Nobody reads the slot's contents again (see the top of this file).
-	// An Execute's act is left in the slot until the head leaves the block
-	// or a worker goes to sleep (clearActs): clearing it here wrote to the
+	// Nobody reads the slot's contents again (see the top of this file),
+	// but pop leaves them in the slot until the head leaves the block or a
+	// worker goes to sleep (clearSlots): clearing them here wrote to the
 	// cache line the submitter of the next slots was writing, and the
 	// store of taken below, a full barrier, waited for that line (17% of
 	// BenchmarkSubmit1M's CPU at two Ps; docs/design.md, Submission costs).
-	// A Submit's node is dropped at once. The slot stays non-nil (see
-	// mayBeReady).
 	if n == &execMark {
 		n = nil
-	} else {
-		s.n.Store(&takenMark)
 	}
 	v.taken.Store(k + 1) // under taking: no other writer
 	return act, n, queuedAt, k
 }
 
-// clearActs drops the acts of b's first j slots, all taken, so that the GC
-// may have the functions they hold. Called with injector.taking held: only
-// takers read act, and only of a slot not taken yet; the submitters wrote
-// these slots before publishing them and never write them again.
-func clearActs(b *block, j int) {
+// clearSlots drops the contents of b's first j slots, all taken, so that
+// the GC may have the functions and nodes they hold: act becomes nil and a
+// submitted node &takenMark (non-nil: see mayBeReady). Called with
+// injector.taking held: only takers read act, and only of a slot not taken
+// yet; the submitters wrote these slots before publishing them and never
+// write them again.
+func clearSlots(b *block, j int) {
 	for i := range j {
-		b.slots[i].act = nil
+		s := &b.slots[i]
+		s.act = nil
+		if n := s.n.Load(); n != &execMark && n != &takenMark {
+			s.n.Store(&takenMark)
+		}
 	}
 }
 
-// dropTaken drops the acts of the taken slots of v's head block (see
-// clearActs), so that an idle pool keeps no function it has run. Called
-// with injector.taking held.
+// dropTaken drops the contents of the taken slots of v's head block (see
+// clearSlots), so that an idle pool keeps no function or node it has run.
+// Called with injector.taking held.
 func (v *queue) dropTaken() {
 	k := v.taken.Load()
 	b := v.head.Load()
 	switch b.num.Load() {
 	case k / blockCap:
-		clearActs(b, int(k%blockCap))
+		clearSlots(b, int(k%blockCap))
 	case k/blockCap - 1: // the head has not moved on yet: all of b is taken
-		clearActs(b, blockCap)
+		clearSlots(b, blockCap)
 	}
 }
 

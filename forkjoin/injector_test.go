@@ -367,7 +367,7 @@ func TestTakeContentionDoesNotLoseWakeup(t *testing.T) {
 // TestIdlePoolDropsExecutedFunctions: once an Execute'd function has run
 // and the pool has gone idle, the submission queue holds no reference to
 // it (the taken slots' functions are dropped when the head leaves their
-// block or a worker goes to sleep: injector.go, clearActs), so what it
+// block or a worker goes to sleep: injector.go, clearSlots), so what it
 // captured is collected. A few tasks, well inside one block, on 1 and 2
 // workers.
 func TestIdlePoolDropsExecutedFunctions(t *testing.T) {
