@@ -49,6 +49,7 @@ package forkjoin
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -607,11 +608,13 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	q.lockTake()
 	var (
 		heads    [NumPriorities]*block
-		nonEmpty [NumPriorities]bool
+		nonEmpty uint8 // bit l: level l's oldest slot is ready
 	)
 	for l := range q.levels {
 		heads[l] = q.levels[l].peek()
-		nonEmpty[l] = heads[l] != nil
+		if heads[l] != nil {
+			nonEmpty |= 1 << l
+		}
 	}
 	l := q.pick(nonEmpty)
 	if l < 0 {
@@ -665,8 +668,9 @@ func (q *injector) lockTake() {
 	}
 }
 
-// pick chooses the level to take from among the non-empty ones, or -1 if
-// all are empty, and updates the aging counts: the most urgent non-empty
+// pick chooses the level to take from among the non-empty ones (bit l of
+// nonEmpty set for level l), or -1 if all are empty, and updates the aging
+// counts: the most urgent non-empty
 // level h, unless h has not been passed over aging times and a less
 // urgent non-empty level has (the most urgent such level then): of the
 // levels that are due, the most urgent goes first. Every non-empty level
@@ -682,43 +686,30 @@ func (q *injector) lockTake() {
 // A level whose oldest slot is reserved but not ready yet counts as empty
 // for this take: its submitter is about to mark it ready, and wakes a
 // sleeper then.
-func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
+func (q *injector) pick(nonEmpty uint8) int {
 	switch nonEmpty {
-	case [NumPriorities]bool{true, false, false}, [NumPriorities]bool{false, true, false}, [NumPriorities]bool{false, false, true}:
+	case 0:
+		return -1
+	case 1, 2, 4:
 		// The common case, one level non-empty: it is chosen, and every
 		// count restarts (the chosen level's and the empty ones'), as the
 		// loops below would do.
 		q.passed = [NumPriorities]int{}
-		if nonEmpty[0] {
-			return 0
-		}
-		if nonEmpty[1] {
-			return 1
-		}
-		return 2
+		return bits.TrailingZeros8(nonEmpty)
 	}
-	h := -1
-	for l := range nonEmpty {
-		if nonEmpty[l] {
-			h = l
-			break
-		}
-	}
-	if h < 0 {
-		return -1
-	}
+	h := bits.TrailingZeros8(nonEmpty) // the most urgent non-empty level
 	chosen := h
 	if q.aging > 0 {
 		for l := h; l < NumPriorities; l++ {
-			if nonEmpty[l] && q.passed[l] >= q.aging {
+			if nonEmpty&(1<<l) != 0 && q.passed[l] >= q.aging {
 				chosen = l // the most urgent level that is due
 				break
 			}
 		}
 	}
-	for l := range nonEmpty {
+	for l := range NumPriorities {
 		switch {
-		case !nonEmpty[l] || l == chosen:
+		case nonEmpty&(1<<l) == 0 || l == chosen:
 			q.passed[l] = 0
 		case l > chosen:
 			q.passed[l]++
