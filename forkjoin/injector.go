@@ -506,7 +506,9 @@ func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint6
 // submitted node &takenMark (non-nil: see mayBeReady). Called with
 // injector.taking held: only takers read act, and only of a slot not taken
 // yet; the submitters wrote these slots before publishing them and never
-// write them again.
+// write them again. A goroutine looking without the lock (mayBeReady, with
+// a stale taken) may load one of these node pointers meanwhile: it reads
+// non-nil before and after, so its answer is the same.
 func clearSlots(b *block, j int) {
 	for i := range j {
 		s := &b.slots[i]
