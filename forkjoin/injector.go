@@ -49,6 +49,7 @@ package forkjoin
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -382,8 +383,9 @@ func (v *queue) retire(b *block) bool {
 	}
 	b.num.Store(retiredNum)
 	for i := range b.slots {
-		// act is nil already (pop clears it); queuedAt is rewritten by the
-		// submitter of each timed slot before it is read.
+		// act is nil already (peek cleared it when the head left b);
+		// queuedAt is rewritten by the submitter of each timed slot
+		// before it is read.
 		b.slots[i].n.Store(nil)
 	}
 	b.next.Store(nil)
@@ -421,9 +423,15 @@ func (v *queue) trimSpares() (dropped int) {
 	return dropped
 }
 
-// trimSpares trims every level's spares (see nSpares) and returns the
-// number of blocks dropped.
+// trimSpares trims every level's spares (see nSpares) and drops the
+// functions of taken slots (dropTaken), and returns the number of blocks
+// dropped. A worker calls it before it sleeps with nothing to run.
 func (q *injector) trimSpares() (dropped int) {
+	q.lockTake()
+	for l := range q.levels {
+		q.levels[l].dropTaken()
+	}
+	q.taking.Store(false)
 	for l := range q.levels {
 		dropped += q.levels[l].trimSpares()
 	}
@@ -455,6 +463,7 @@ func (v *queue) peek() *block {
 			return nil // not installed yet
 		}
 		v.head.Store(nb)
+		clearSlots(b, blockCap) // every slot of b is taken
 		if v.left != nil && v.retire(v.left) {
 			v.left = nil
 		}
@@ -479,17 +488,49 @@ func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint6
 	if k%waitSample == waitSample-1 {
 		queuedAt = b.queuedAt[i/waitSample]
 	}
-	// Nobody reads the slot's contents again (see the top of this file):
-	// drop its references so that the GC need not wait for the whole
-	// block. The slot stays non-nil (see mayBeReady).
+	// Nobody reads the slot's contents again (see the top of this file),
+	// but pop leaves them in the slot until the head leaves the block or a
+	// worker goes to sleep (clearSlots): clearing them here wrote to the
+	// cache line the submitter of the next slots was writing, and the
+	// store of taken below, a full barrier, waited for that line (17% of
+	// BenchmarkSubmit1M's CPU at two Ps; docs/design.md, Submission costs).
 	if n == &execMark {
 		n = nil
-		s.act = nil // written before the slot was published, read by no one after
-	} else {
-		s.n.Store(&takenMark)
 	}
 	v.taken.Store(k + 1) // under taking: no other writer
 	return act, n, queuedAt, k
+}
+
+// clearSlots drops the contents of b's first j slots, all taken, so that
+// the GC may have the functions and nodes they hold: act becomes nil and a
+// submitted node &takenMark (non-nil: see mayBeReady). Called with
+// injector.taking held: only takers read act, and only of a slot not taken
+// yet; the submitters wrote these slots before publishing them and never
+// write them again. A goroutine looking without the lock (mayBeReady, with
+// a stale taken) may load one of these node pointers meanwhile: it reads
+// non-nil before and after, so its answer is the same.
+func clearSlots(b *block, j int) {
+	for i := range j {
+		s := &b.slots[i]
+		s.act = nil
+		if n := s.n.Load(); n != &execMark && n != &takenMark {
+			s.n.Store(&takenMark)
+		}
+	}
+}
+
+// dropTaken drops the contents of the taken slots of v's head block (see
+// clearSlots), so that an idle pool keeps no function or node it has run.
+// Called with injector.taking held.
+func (v *queue) dropTaken() {
+	k := v.taken.Load()
+	b := v.head.Load()
+	switch b.num.Load() {
+	case k / blockCap:
+		clearSlots(b, int(k%blockCap))
+	case k/blockCap - 1: // the head has not moved on yet: all of b is taken
+		clearSlots(b, blockCap)
+	}
 }
 
 // mayBeReady reports whether v's oldest slot may be ready, without the
@@ -569,11 +610,13 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	q.lockTake()
 	var (
 		heads    [NumPriorities]*block
-		nonEmpty [NumPriorities]bool
+		nonEmpty uint8 // bit l: level l's oldest slot is ready
 	)
 	for l := range q.levels {
 		heads[l] = q.levels[l].peek()
-		nonEmpty[l] = heads[l] != nil
+		if heads[l] != nil {
+			nonEmpty |= 1 << l
+		}
 	}
 	l := q.pick(nonEmpty)
 	if l < 0 {
@@ -627,8 +670,9 @@ func (q *injector) lockTake() {
 	}
 }
 
-// pick chooses the level to take from among the non-empty ones, or -1 if
-// all are empty, and updates the aging counts: the most urgent non-empty
+// pick chooses the level to take from among the non-empty ones (bit l of
+// nonEmpty set for level l), or -1 if all are empty, and updates the aging
+// counts: the most urgent non-empty
 // level h, unless h has not been passed over aging times and a less
 // urgent non-empty level has (the most urgent such level then): of the
 // levels that are due, the most urgent goes first. Every non-empty level
@@ -644,43 +688,30 @@ func (q *injector) lockTake() {
 // A level whose oldest slot is reserved but not ready yet counts as empty
 // for this take: its submitter is about to mark it ready, and wakes a
 // sleeper then.
-func (q *injector) pick(nonEmpty [NumPriorities]bool) int {
+func (q *injector) pick(nonEmpty uint8) int {
 	switch nonEmpty {
-	case [NumPriorities]bool{true, false, false}, [NumPriorities]bool{false, true, false}, [NumPriorities]bool{false, false, true}:
+	case 0:
+		return -1
+	case 1, 2, 4:
 		// The common case, one level non-empty: it is chosen, and every
 		// count restarts (the chosen level's and the empty ones'), as the
 		// loops below would do.
 		q.passed = [NumPriorities]int{}
-		if nonEmpty[0] {
-			return 0
-		}
-		if nonEmpty[1] {
-			return 1
-		}
-		return 2
+		return bits.TrailingZeros8(nonEmpty)
 	}
-	h := -1
-	for l := range nonEmpty {
-		if nonEmpty[l] {
-			h = l
-			break
-		}
-	}
-	if h < 0 {
-		return -1
-	}
+	h := bits.TrailingZeros8(nonEmpty) // the most urgent non-empty level
 	chosen := h
 	if q.aging > 0 {
 		for l := h; l < NumPriorities; l++ {
-			if nonEmpty[l] && q.passed[l] >= q.aging {
+			if nonEmpty&(1<<l) != 0 && q.passed[l] >= q.aging {
 				chosen = l // the most urgent level that is due
 				break
 			}
 		}
 	}
-	for l := range nonEmpty {
+	for l := range NumPriorities {
 		switch {
-		case !nonEmpty[l] || l == chosen:
+		case nonEmpty&(1<<l) == 0 || l == chosen:
 			q.passed[l] = 0
 		case l > chosen:
 			q.passed[l]++

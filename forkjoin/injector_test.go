@@ -363,3 +363,30 @@ func TestTakeContentionDoesNotLoseWakeup(t *testing.T) {
 		t.Fatalf("a ready submitted task waited %v while a worker slept (lost wake-up); stats: %v", hangTimeout, p.Stats())
 	}
 }
+
+// TestIdlePoolDropsExecutedFunctions: once an Execute'd function has run
+// and the pool has gone idle, the submission queue holds no reference to
+// it (the taken slots' functions are dropped when the head leaves their
+// block or a worker goes to sleep: injector.go, clearSlots), so what it
+// captured is collected. A few tasks, well inside one block, on 1 and 2
+// workers.
+func TestIdlePoolDropsExecutedFunctions(t *testing.T) {
+	for _, par := range []int{1, 2} {
+		p := forkjoin.New(forkjoin.WithParallelism(par))
+		var collected atomic.Int32
+		var ran sync.WaitGroup
+		const n = 5
+		ran.Add(n)
+		for range n {
+			big := new([1 << 10]byte)
+			runtime.AddCleanup(big, func(c *atomic.Int32) { c.Add(1) }, &collected)
+			require.NoError(t, p.Execute(func(*forkjoin.Worker) { big[0]++; ran.Done() }))
+		}
+		within(t, "tasks", ran.Wait)
+		waitUntil(t, "captured values collected", func() bool {
+			runtime.GC()
+			return collected.Load() == n
+		})
+		p.Close()
+	}
+}
