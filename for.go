@@ -46,13 +46,23 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 	}
 	checkN("For", n)
 	grain := collectOptions(opts).grain
+	lo := 0
 	if smallInline(r, n, grain) {
-		forSeq(n, body)
-		return
+		w, ok := r.(*forkjoin.Worker)
+		if !ok || grain > 0 || n <= slackBatch || w.Pool().Parallelism() <= 1 {
+			forSeq(n, body)
+			return
+		}
+		// Slack queued: inline while it lasts (slackgate.go).
+		if lo = forSlack(w, n, body); lo == n {
+			return
+		}
+		whole := body
+		body = func(i int) { whole(lo + i) }
 	}
 	s := forSpecs.Get().(*forSpec)
 	s.body, s.grain = body, grain
-	runRange(r, n, &s.rangeSpec)
+	runRange(r, n-lo, &s.rangeSpec)
 	s.body = nil
 	forSpecs.Put(s) // not after a panic: a spec is reused only once its loop has returned
 }

@@ -1,0 +1,48 @@
+package magpie
+
+import "github.com/magpie-go/magpie/forkjoin"
+
+// The slack gate, re-checked between batches. Inside a task whose *Worker
+// has slack queued (slackQueued: Surplus() >= 1) a short loop runs inline,
+// with no probe (smallInline, split.go): the other workers have the queued
+// tasks to take. That holds when the loop starts, not necessarily later:
+// the others may steal the queued tasks, finish them and go idle while a
+// long short loop is still running inline. So an inline loop of more than
+// slackBatch indices runs in batches (slackBatch, then four times as many
+// done in all each time), and after each one re-reads the gate; once the
+// slack is gone, the rest goes to runRange, whose task probe shares it if
+// it lasts (probetask.go). A loop of at most slackBatch indices is the
+// plain loop it was, with no check: the nested fine-grained loops the gate
+// exists for pay nothing.
+//
+// Invariant: every index runs exactly once: the batches run [0, k) on the
+// caller, the rest [k, n) is handed over whole and only after the last
+// batch has returned.
+//
+// Scope: For only, for now (TestShortLoopSlackGoneGoesParallel). The
+// other helpers still run their slack-gated loops inline to the end.
+
+// slackBatch is the first batch of a slack-gated loop and the largest loop
+// that runs with no re-check.
+const slackBatch = 16
+
+// forSlack runs For's inline loop on w in batches while w has slack, and
+// returns the first index not run: n, or where the slack was gone.
+func forSlack(w *forkjoin.Worker, n int, body func(i int)) int {
+	defer rethrow()
+	k, end := 0, min(slackBatch, n)
+	for {
+		for i := k; i < end; i++ {
+			body(i)
+		}
+		k = end
+		if k == n || !slackQueued(w) {
+			return k
+		}
+		end = min(n, k*slackGrowth)
+	}
+}
+
+// slackGrowth is the factor by which a slack-gated loop's done part grows
+// at each batch: about log4(n/slackBatch) re-checks in all.
+const slackGrowth = 4
