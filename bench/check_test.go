@@ -197,6 +197,34 @@ func TestBenchImplementations(t *testing.T) {
 		require.Equal(t, 4, fmtHex(fmtBuf(), 0xbeef))
 	})
 
+	t.Run("scan", func(t *testing.T) {
+		// BenchmarkScan's implementations against the plain loop, on an
+		// input that spans several of Scan's blocks (256 KiB, 32,768
+		// int64) and an odd tail.
+		in := make([]int64, 3*32_768+12_345)
+		for i := range in {
+			in[i] = int64(i%7) - 3
+		}
+		want := slices.Clone(in)
+		for i := 1; i < len(want); i++ {
+			want[i] += want[i-1]
+		}
+		for name, scan := range map[string]func(s []int64){
+			"seq-func":  func(s []int64) { seqScanFunc(s, addInt64) },
+			"magpie":    func(s []int64) { magpie.Scan(p, s, addInt64) },
+			"prefixsum": func(s []int64) { magpie.PrefixSum(p, s) },
+			"waitgroup": scanWaitGroup,
+		} {
+			s := slices.Clone(in)
+			scan(s)
+			i := 0
+			for i < len(s) && s[i] == want[i] {
+				i++
+			}
+			require.Equal(t, len(s), i, "%s: first wrong element (of %d)", name, len(s))
+		}
+	})
+
 	t.Run("ceiling", func(t *testing.T) {
 		require.NotZero(t, ceilingParallel()) // distinct seeds per part: the parts cannot cancel out
 		require.NotZero(t, aluSpin(10, 0))

@@ -59,6 +59,38 @@ func seqAddOne(s []int64) {
 	}
 }
 
+// scanWaitGroup is the textbook two-pass inclusive prefix sum by hand:
+// reduce one chunk per GOMAXPROCS but the last, scan the chunk sums, scan
+// every chunk from its offset; + inlined.
+func scanWaitGroup(s []int64) {
+	chunks := benchChunks(len(s))
+	sums := make([]int64, len(chunks))
+	var wg sync.WaitGroup
+	for k, c := range chunks[:len(chunks)-1] {
+		wg.Go(func() {
+			var t int64
+			for _, x := range s[c[0]:c[1]] {
+				t += x
+			}
+			sums[k] = t
+		})
+	}
+	wg.Wait()
+	var off int64
+	for k, c := range chunks {
+		start := off // the chunk's offset, fixed before off moves on
+		wg.Go(func() {
+			acc := start
+			for i := c[0]; i < c[1]; i++ {
+				acc += s[i]
+				s[i] = acc
+			}
+		})
+		off += sums[k]
+	}
+	wg.Wait()
+}
+
 // BenchmarkScan: an inclusive prefix sum over 10M int64 in place. seq is
 // the loop a user writes (+ inlined), seq-func the same loop calling op
 // through a function value, magpie Scan, prefixsum magpie's PrefixSum
@@ -98,35 +130,7 @@ func BenchmarkScan(b *testing.B) {
 		p := benchPool(b)
 		run(b, func() { magpie.PrefixSum(p, s) })
 	})
-	b.Run("impl=waitgroup", func(b *testing.B) {
-		run(b, func() {
-			chunks := benchChunks(len(s))
-			sums := make([]int64, len(chunks))
-			var wg sync.WaitGroup
-			for k, c := range chunks[:len(chunks)-1] {
-				wg.Go(func() {
-					var t int64
-					for _, x := range s[c[0]:c[1]] {
-						t += x
-					}
-					sums[k] = t
-				})
-			}
-			wg.Wait()
-			var off int64
-			for k, c := range chunks {
-				wg.Go(func() {
-					acc := off
-					for i := c[0]; i < c[1]; i++ {
-						acc += s[i]
-						s[i] = acc
-					}
-				})
-				off += sums[k]
-			}
-			wg.Wait()
-		})
-	})
+	b.Run("impl=waitgroup", func(b *testing.B) { run(b, func() { scanWaitGroup(s) }) })
 	b.Run("impl=ceiling-1", func(b *testing.B) { run(b, func() { seqApplyFunc(s, addInt64) }) })
 	b.Run("impl=ceiling-2", func(b *testing.B) {
 		run(b, func() {
