@@ -48,13 +48,8 @@ func For(r forkjoin.Runner, n int, body func(i int), opts ...Option) {
 	grain := collectOptions(opts).grain
 	lo := 0
 	if smallInline(r, n, grain) {
-		w, ok := r.(*forkjoin.Worker)
-		if !ok || grain > 0 || n <= slackBatch || w.Pool().Parallelism() <= 1 {
-			forSeq(n, body)
-			return
-		}
-		// Slack queued: inline while it lasts (slackgate.go).
-		if lo = forSlack(w, n, body); lo == n {
+		// Inline while the slack lasts (slackgate.go).
+		if lo = inlineWhileSlack(r, n, grain, func(lo, hi int) { forBody(body, lo, hi) }); lo == n {
 			return
 		}
 		whole := body
@@ -87,11 +82,15 @@ var forSpecs = sync.Pool{New: func() any {
 
 // runBody is forSpec's leaf: body on every index of [lo, hi).
 func (s *forSpec) runBody(_ struct{}, lo, hi int) struct{} {
-	body := s.body
+	forBody(s.body, lo, hi)
+	return struct{}{}
+}
+
+// forBody calls body on every index of [lo, hi).
+func forBody(body func(i int), lo, hi int) {
 	for i := lo; i < hi; i++ {
 		body(i)
 	}
-	return struct{}{}
 }
 
 // ForRange calls body on disjoint subranges [lo, hi) that together cover
@@ -111,9 +110,15 @@ func ForRange(r forkjoin.Runner, n int, body func(lo, hi int), opts ...Option) {
 	checkN("ForRange", n)
 	grain := collectOptions(opts).grain
 	if smallInline(r, n, grain) {
-		if n > 0 {
-			forRangeSeq(n, body)
+		if n == 0 {
+			return
 		}
+		// Inline while the slack lasts (slackgate.go).
+		k := inlineWhileSlack(r, n, grain, body)
+		if k == n {
+			return
+		}
+		runRange(r, n-k, rangeBodySpec(func(lo, hi int) { body(k+lo, k+hi) }, grain))
 		return
 	}
 	runRange(r, n, rangeBodySpec(body, grain))
@@ -129,18 +134,4 @@ func rangeBodySpec(body func(lo, hi int), grain int) *rangeSpec[struct{}] {
 		},
 		grain: grain,
 	}
-}
-
-// forSeq is For's small-input path: a plain loop on the caller.
-func forSeq(n int, body func(i int)) {
-	defer rethrow()
-	for i := range n {
-		body(i)
-	}
-}
-
-// forRangeSeq is ForRange's small-input path: one call on the caller.
-func forRangeSeq(n int, body func(lo, hi int)) {
-	defer rethrow()
-	body(0, n)
 }

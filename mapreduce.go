@@ -19,11 +19,16 @@ func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
 	if f == nil {
 		panic("magpie: Map called with a nil function")
 	}
-	out := make([]R, len(in))
+	whole := make([]R, len(in))
+	out := whole
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(in), grain) {
-		mapSeq(in, out, f)
-		return out
+		// Inline while the slack lasts (slackgate.go); the rest, if any, below.
+		k := inlineWhileSlack(r, len(in), grain, func(lo, hi int) { mapSeq(in[lo:hi], out[lo:hi], f) })
+		if k == len(in) {
+			return whole
+		}
+		in, out = in[k:], out[k:]
 	}
 	s := &rangeSpec[struct{}]{
 		leaf: func(_ struct{}, lo, hi int) struct{} {
@@ -36,7 +41,7 @@ func Map[E, R any](r forkjoin.Runner, in []E, f func(E) R, opts ...Option) []R {
 		grain: grain,
 	}
 	runRange(r, len(in), s)
-	return out
+	return whole
 }
 
 // MapInPlace replaces every element x of s by f(x), in parallel on r. It is
@@ -49,8 +54,12 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(s), grain) {
-		mapSeq(s, s, f)
-		return
+		// Inline while the slack lasts (slackgate.go); the rest, if any, below.
+		k := inlineWhileSlack(r, len(s), grain, func(lo, hi int) { mapSeq(s[lo:hi], s[lo:hi], f) })
+		if k == len(s) {
+			return
+		}
+		s = s[k:]
 	}
 	spec := &rangeSpec[struct{}]{
 		leaf: func(_ struct{}, lo, hi int) struct{} {

@@ -19,22 +19,32 @@ import "github.com/magpie-go/magpie/forkjoin"
 // caller, the rest [k, n) is handed over whole and only after the last
 // batch has returned.
 //
-// Scope: For only, for now (TestShortLoopSlackGoneGoesParallel). The
-// other helpers still run their slack-gated loops inline to the end.
+// Scope: For, ForRange, Map and MapInPlace (inlineWhileSlack;
+// TestShortLoopSlackGoneGoesParallel). The reducing and searching helpers
+// (Reduce, Count, Filter, Any/All, ...) still run their slack-gated loops
+// inline to the end: handing over their rest needs the inline part's
+// result combined with the rest's in index order.
 
 // slackBatch is the first batch of a slack-gated loop and the largest loop
 // that runs with no re-check.
 const slackBatch = 16
 
-// forSlack runs For's inline loop on w in batches while w has slack, and
-// returns the first index not run: n, or where the slack was gone.
-func forSlack(w *forkjoin.Worker, n int, body func(i int)) int {
+// inlineWhileSlack is the inline path of a helper that smallInline sent
+// inline: run(0, n), unless r is a worker with slack queued on a pool of
+// several workers, no Grain, and n > slackBatch: then it runs batches
+// while the slack lasts. It returns the first index not run: n, or where
+// the slack was gone, for the caller to hand [k, n) to runRange. A panic
+// in run reaches the caller as a *forkjoin.PanicError, as every inline path's does.
+func inlineWhileSlack(r forkjoin.Runner, n, grain int, run func(lo, hi int)) int {
 	defer rethrow()
-	k, end := 0, min(slackBatch, n)
+	w, ok := r.(*forkjoin.Worker)
+	if !ok || grain > 0 || n <= slackBatch || w.Pool().Parallelism() <= 1 {
+		run(0, n)
+		return n
+	}
+	k, end := 0, slackBatch
 	for {
-		for i := k; i < end; i++ {
-			body(i)
-		}
+		run(k, end)
 		k = end
 		if k == n || !slackQueued(w) {
 			return k

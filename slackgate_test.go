@@ -2,6 +2,7 @@ package magpie
 
 import (
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -12,14 +13,45 @@ import (
 )
 
 // TestShortLoopSlackGoneGoesParallel: the slack gate re-checked between
-// batches (slackgate.go). A task on a two-worker pool forks a sibling
-// while the other worker is busy (Surplus() == 1: slack), then runs For
-// over 64 indices. Index 0 releases the other worker and waits until it
+// batches (slackgate.go), for For, ForRange, Map and MapInPlace. A task on
+// a two-worker pool forks a sibling while the other worker is busy
+// (Surplus() == 1: slack), then runs the loop over 64 indices. Index 0 releases the other worker and waits until it
 // has stolen and run the sibling: the slack is gone. Every index past the
 // first batch (slackBatch)
 // then waits until a second one is running, which needs the other
 // worker: run inline to the end (main before this fix), the loop hangs.
 func TestShortLoopSlackGoneGoesParallel(t *testing.T) {
+	loops := map[string]func(w *forkjoin.Worker, n int, body func(i int)){
+		"For": func(w *forkjoin.Worker, n int, body func(i int)) { For(w, n, body) },
+		"ForRange": func(w *forkjoin.Worker, n int, body func(i int)) {
+			ForRange(w, n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					body(i)
+				}
+			})
+		},
+		"Map": func(w *forkjoin.Worker, n int, body func(i int)) {
+			out := Map(w, indices(n), func(i int) int { body(i); return i })
+			if !slices.Equal(out, indices(n)) {
+				panic("Map's result is wrong")
+			}
+		},
+		"MapInPlace": func(w *forkjoin.Worker, n int, body func(i int)) {
+			s := indices(n)
+			MapInPlace(w, s, func(i int) int { body(i); return -i })
+			for i, x := range s {
+				if x != -i {
+					panic("MapInPlace's result is wrong")
+				}
+			}
+		},
+	}
+	for name, loop := range loops {
+		t.Run(name, func(t *testing.T) { testSlackGone(t, loop) })
+	}
+}
+
+func testSlackGone(t *testing.T, loop func(w *forkjoin.Worker, n int, body func(i int))) {
 	two := forkjoin.New(forkjoin.WithParallelism(2))
 	t.Cleanup(two.Close)
 	var stop atomic.Bool
@@ -37,7 +69,7 @@ func TestShortLoopSlackGoneGoesParallel(t *testing.T) {
 			if !smallInline(w, 64, 0) {
 				panic("no slack at the loop's start: the test does not test the gate")
 			}
-			For(w, 64, func(i int) {
+			loop(w, 64, func(i int) {
 				ran[i].Add(1)
 				if i == 0 {
 					close(release)
