@@ -284,7 +284,10 @@ func (h *taskShare[A]) helpOn(w *forkjoin.Worker) {
 // p: a task there that waited for the loop could be taken by p's worker
 // waiting inside a chunk of the same loop (for its Invoke on the caller's
 // pool), which then waited for itself, for good
-// (TestShortLoopInsideTaskOtherPoolWaiterNotHelped).
+// (TestShortLoopInsideTaskOtherPoolWaiterNotHelped). With no compensating
+// worker free, Blocking runs the wait on a goroutine of its own and the
+// caller's worker runs its pool's tasks meanwhile
+// (TestShortLoopInsideTaskOtherPoolNoSpare).
 func (h *taskShare[A]) wait(w *forkjoin.Worker) {
 	select {
 	case <-h.done:

@@ -19,6 +19,14 @@ func Block(w *Worker, fn func()) {
 	if fn == nil {
 		panic("forkjoin: Block called with a nil function")
 	}
+	blockOn(w, fn, false)
+}
+
+// blockOn is Block; with foreign set, when no compensating worker is free,
+// fn runs on a goroutine of its own while w waits for it as a worker waits
+// for another pool's task (waitForeign), running its pool's tasks,
+// submitted ones included, meanwhile.
+func blockOn(w *Worker, fn func(), foreign bool) {
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
 	// compensating worker for as long as fn blocks, and fn may be waiting
@@ -26,18 +34,50 @@ func Block(w *Worker, fn func()) {
 	if w.deque.Publish() && w.sleepers.Any() {
 		w.sleepers.WakeOne() // without a spare, only a sleeper can take them
 	}
+	w.own.blocks++
 	if spare := p.startSpare(); spare != nil {
 		defer p.retireSpare(spare)
+	} else if foreign {
+		blockForeign(w, fn)
+		return
 	}
-	w.own.blocks++
 	fn()
+}
+
+// blockForeign runs fn on a new goroutine and waits for it on w, helping
+// w's pool meanwhile; a panic of fn is raised again on w (a
+// runtime.Goexit in fn, which cannot be carried over, as a panic with a
+// nil value). pv and panicked are written before the latch is set and
+// read after it is seen set.
+func blockForeign(w *Worker, fn func()) {
+	var (
+		l        latch
+		pv       any
+		panicked bool
+	)
+	go func() {
+		ok := false
+		defer func() {
+			if !ok {
+				pv, panicked = recover(), true
+			}
+			l.set()
+		}()
+		fn()
+		ok = true
+	}()
+	w.waitForeign(&l)
+	if panicked {
+		panic(pv)
+	}
 }
 
 // Blocking runs fn, which may block, on the calling goroutine, for code
 // that has no *Worker at hand (a library called with a *Pool from inside a
 // task): on a worker of any pool it is Block on that worker, so that its
-// pool keeps its parallelism while fn blocks; on any other goroutine it
-// just calls fn. Finding the calling worker costs what OnWorker costs.
+// pool keeps its parallelism while fn blocks (or, with no compensating
+// worker free, fn runs on a goroutine of its own while the worker runs its
+// pool's tasks until fn returns); on any other goroutine it just calls fn. Finding the calling worker costs what OnWorker costs.
 //
 // Prefer it to waiting through a task submitted to a pool: a worker that
 // waits helps its pool with queued tasks, so a task that blocks until the
@@ -49,7 +89,11 @@ func Blocking(fn func()) {
 		panic("forkjoin: Blocking called with a nil function")
 	}
 	if w := callingWorker(); w != nil {
-		Block(w, fn)
+		// With no compensating worker free, a plain call would hold w
+		// while fn waits, perhaps for work queued on w's pool that only w
+		// could run (a short loop's index calling Invoke on the waiting
+		// caller's pool: TestShortLoopInsideTaskOtherPoolNoSpare).
+		blockOn(w, fn, true)
 		return
 	}
 	fn()

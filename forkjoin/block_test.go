@@ -226,3 +226,27 @@ func TestBlockingFindsTheCallingWorker(t *testing.T) {
 	require.True(t, called)
 	require.PanicsWithValue(t, "forkjoin: Blocking called with a nil function", func() { Blocking(nil) })
 }
+
+// TestBlockingWithoutSpareHelpsItsPool: Blocking on the only worker of a
+// pool that may start no compensating worker (WithMaxBlocked(0)) runs fn
+// on a goroutine of its own and runs the pool's queued tasks meanwhile, so
+// fn waiting for a task queued behind the caller returns (a plain call
+// held the only worker: deadlock). A panic of fn reaches the caller.
+func TestBlockingWithoutSpareHelpsItsPool(t *testing.T) {
+	p := New(WithParallelism(1), WithMaxBlocked(0))
+	testenv.Within(t, "Blocking on the pool's only worker, no spare", func() {
+		Invoke(p, func(*Worker) struct{} {
+			ran := make(chan struct{})
+			require.NoError(t, p.Execute(func(*Worker) { close(ran) }))
+			Blocking(func() { <-ran })
+			return struct{}{}
+		})
+	})
+	testenv.Within(t, "a panic of fn", func() {
+		Invoke(p, func(*Worker) struct{} {
+			require.PanicsWithValue(t, "fn", func() { Blocking(func() { panic("fn") }) })
+			return struct{}{}
+		})
+	})
+	p.Close()
+}

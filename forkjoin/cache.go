@@ -55,8 +55,9 @@ const idleTrimDelay = 100 * time.Millisecond
 // token (internal/park) and is not lost.
 func (w *Worker) sleepIdle() {
 	if w.cachesOverCap() {
-		// w.trimTimer: owner only. Go's timers (go.mod >= 1.23) hold no
-		// stale tick after Stop or Reset, so one timer serves every sleep.
+		// w.trimTimer: owner only. SleepTimeout leaves it with no stale
+		// tick (even under GODEBUG asynctimerchan=1), so one timer serves
+		// every sleep.
 		if w.trimTimer == nil {
 			w.trimTimer = time.NewTimer(idleTrimDelay)
 		} else {

@@ -114,12 +114,19 @@ func (s *Sleepers) Sleep(i int) { <-s.tokens[i] }
 // has started: it blocks worker i until it holds a token, and reports
 // true, or until t fires, and reports false. On false, worker i is still
 // registered as it was: a token given later waits for its next Sleep.
-// (With Go's timers since 1.23, t holds no stale tick after Stop, so the
-// caller may Reset it for the next call.)
+// Either way t holds no tick afterwards, so the caller may Reset it for
+// the next call: Go's timers since 1.23 keep none after Stop, and under
+// GODEBUG asynctimerchan=1 (old timers, which a program may choose) a tick
+// already sent is drained here (TestSleepTimeoutNoStaleTickAsyncTimerChan).
 func (s *Sleepers) SleepTimeout(i int, t *time.Timer) bool {
 	select {
 	case <-s.tokens[i]:
-		t.Stop()
+		if !t.Stop() {
+			select {
+			case <-t.C: // asynctimerchan=1: the tick that fired meanwhile
+			default:
+			}
+		}
 		return true
 	case <-t.C:
 		return false

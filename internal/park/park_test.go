@@ -230,3 +230,35 @@ func TestSleepTimeout(t *testing.T) {
 		t.Fatalf("SleepTimeout not woken within %v", wakeTimeout)
 	}
 }
+
+// TestSleepTimeoutNoStaleTickAsyncTimerChan: SleepTimeout leaves its timer
+// ready for Reset even where Go's timers keep a stale tick after Stop
+// (GODEBUG asynctimerchan=1, which a program built against magpie may
+// set): a token and a fired timer both ready, the token chosen, the next
+// SleepTimeout must wait for its own timer, not return false at once on
+// the old tick (for sleepIdle, a trim at the first idle sleep).
+func TestSleepTimeoutNoStaleTickAsyncTimerChan(t *testing.T) {
+	t.Setenv("GODEBUG", "asynctimerchan=1") // read at each timer's creation
+	s := New(1)
+	for range 200 {
+		timer := time.NewTimer(time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // the tick is in the channel
+		s.Unpark(0)
+		if !s.SleepTimeout(0, timer) {
+			<-s.tokens[0] // the timer was chosen: drop the token, try again
+			continue
+		}
+		timer.Reset(time.Hour)
+		woke := make(chan bool, 1)
+		go func() { woke <- s.SleepTimeout(0, timer) }()
+		select {
+		case got := <-woke:
+			require.Fail(t, "SleepTimeout returned at once on a stale tick", "reported %v", got)
+		case <-time.After(20 * time.Millisecond):
+		}
+		s.Unpark(0)
+		require.True(t, <-woke)
+		return
+	}
+	t.Skip("the token was never chosen over the fired timer")
+}
