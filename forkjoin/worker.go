@@ -303,6 +303,9 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 			w.pool.wakeIfWork()
 		}
 	}
+	// Back to the waiting task, which need not belong to the scopes of the
+	// tasks helped meanwhile and may block (scope.go, "Batched retirement").
+	w.flushRetired()
 }
 
 // waitForeign waits for l, the latch of a task on another pool, keeping
