@@ -619,25 +619,35 @@ func TestShortLoopInsideTaskOtherPool(t *testing.T) {
 	b := forkjoin.New(forkjoin.WithParallelism(2))
 	defer b.Close()
 	for _, n := range []int{3, 50} {
-		var ranOnA atomic.Int32
-		g := newPairGate()
-		got := inTask(t, a, func(*forkjoin.Worker) any {
-			out := make([]int, n)
-			For(b, n, func(i int) {
-				if i < 2 {
-					g.enter() // index 0 waits until a helper on B has started index 1
-				}
-				if i == 1 {
-					forkjoin.Invoke(a, func(*forkjoin.Worker) struct{} { ranOnA.Add(1); return struct{}{} })
-				}
-				out[i] = i * i
-			})
-			return out
-		})
-		require.False(t, g.hung.Load())
-		require.Equal(t, squares(n), got, "n=%d", n)
-		require.Equal(t, int32(1), ranOnA.Load())
+		crossPoolLoop(t, a, b, n, func() {})
 	}
+}
+
+// crossPoolLoop runs, inside a task of a, For(b, n, ...) whose indices 0
+// and 1 run at once (index 0 waits until a helper on b has started index
+// 1), index 1 calling Invoke on a after beforeInvoke; it checks the
+// loop's result and that the Invoke on a ran once.
+func crossPoolLoop(t *testing.T, a, b *forkjoin.Pool, n int, beforeInvoke func()) {
+	t.Helper()
+	var ranOnA atomic.Int32
+	g := newPairGate()
+	got := inTask(t, a, func(*forkjoin.Worker) any {
+		out := make([]int, n)
+		For(b, n, func(i int) {
+			if i < 2 {
+				g.enter()
+			}
+			if i == 1 {
+				beforeInvoke()
+				forkjoin.Invoke(a, func(*forkjoin.Worker) struct{} { ranOnA.Add(1); return struct{}{} })
+			}
+			out[i] = i * i
+		})
+		return out
+	})
+	require.False(t, g.hung.Load())
+	require.Equal(t, squares(n), got, "n=%d", n)
+	require.Equal(t, int32(1), ranOnA.Load())
 }
 
 // TestShortLoopInsideTaskOtherPoolWaiterNotHelped: as
@@ -659,26 +669,12 @@ func TestShortLoopInsideTaskOtherPoolWaiterNotHelped(t *testing.T) {
 	defer close(release)
 	require.NoError(t, b.Execute(func(*forkjoin.Worker) { close(held); <-release }))
 	<-held
-	var ranOnA atomic.Int32
-	g := newPairGate()
-	got := inTask(t, a, func(*forkjoin.Worker) any {
-		out := make([]int, 2)
-		For(b, 2, func(i int) {
-			g.enter() // index 0 (the caller) waits until the helper on B has started index 1
-			if i == 1 {
-				deadline := time.Now().Add(200 * time.Millisecond)
-				for b.Stats().QueuedNormal == 0 && time.Now().Before(deadline) {
-					time.Sleep(time.Millisecond)
-				}
-				forkjoin.Invoke(a, func(*forkjoin.Worker) struct{} { ranOnA.Add(1); return struct{}{} })
-			}
-			out[i] = i * i
-		})
-		return out
+	crossPoolLoop(t, a, b, 2, func() {
+		deadline := time.Now().Add(200 * time.Millisecond)
+		for b.Stats().QueuedNormal == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
 	})
-	require.False(t, g.hung.Load())
-	require.Equal(t, squares(2), got)
-	require.Equal(t, int32(1), ranOnA.Load())
 }
 
 // TestShortLoopHandedPanicErrClosed: a handed-over rest whose body panics

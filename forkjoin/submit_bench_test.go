@@ -53,24 +53,29 @@ func BenchmarkSubmit1M(b *testing.B) {
 				forkjoin.SubmitTaskPriority[struct{}](p, forkjoin.Normal, doneTask{&wg})
 			})
 		})
-		b.Run(fmt.Sprintf("chan/submitters=%d", submitters), func(b *testing.B) {
-			ch := make(chan func(), 1024)
-			var workers sync.WaitGroup
-			for range runtime.GOMAXPROCS(0) {
-				workers.Add(1)
-				go func() {
-					defer workers.Done()
-					for f := range ch {
-						f()
-					}
-				}()
-			}
-			defer func() { close(ch); workers.Wait() }()
-			var wg sync.WaitGroup
-			task := func() { wg.Done() }
-			submitAll(b, submitters, &wg, func() { ch <- task })
-		})
+		b.Run(fmt.Sprintf("chan/submitters=%d", submitters), func(b *testing.B) { submitChanPool(b, submitters) })
 	}
+}
+
+// submitChanPool is the "chan" row: tiny tasks sent by submitters
+// goroutines on a channel of 1,024 funcs drained by GOMAXPROCS goroutines,
+// the worker pool a Go server writes by hand.
+func submitChanPool(b *testing.B, submitters int) {
+	ch := make(chan func(), 1024)
+	var workers sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for f := range ch {
+				f()
+			}
+		}()
+	}
+	defer func() { close(ch); workers.Wait() }()
+	var wg sync.WaitGroup
+	task := func() { wg.Done() }
+	submitAll(b, submitters, &wg, func() { ch <- task })
 }
 
 // submitAll times b.N calls of submit, split over the given number of

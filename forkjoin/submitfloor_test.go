@@ -90,21 +90,5 @@ func BenchmarkSubmitFloor(b *testing.B) {
 		task := func() { wg.Done() }
 		submitAll(b, 1, &wg, func() { q.push(task) })
 	})
-	b.Run("chan", func(b *testing.B) {
-		ch := make(chan func(), 1024)
-		var workers sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
-			workers.Add(1)
-			go func() {
-				defer workers.Done()
-				for f := range ch {
-					f()
-				}
-			}()
-		}
-		defer func() { close(ch); workers.Wait() }()
-		var wg sync.WaitGroup
-		task := func() { wg.Done() }
-		submitAll(b, 1, &wg, func() { ch <- task })
-	})
+	b.Run("chan", func(b *testing.B) { submitChanPool(b, 1) })
 }
