@@ -200,9 +200,9 @@ func (b *blockScan[E]) work(w *forkjoin.Worker) {
 	var forked []*forkjoin.Future[struct{}]
 	finished := false
 	defer func() {
-		// Joined on every path: a panic in op included.
-		for i := len(forked) - 1; i >= 0; i-- {
-			forked[i].Join(w)
+		// Joined on every path: a panic in op included, here or in a fork.
+		if pe := joinParticipants(w, forked); pe != nil && finished {
+			panic(pe) // else this participant's own panic goes on
 		}
 	}()
 	defer func() {
@@ -256,6 +256,25 @@ func (b *blockScan[E]) work(w *forkjoin.Worker) {
 			b.scanFrom(c)
 		}
 	}
+}
+
+// joinParticipants joins every participant in forked, newest first, and
+// returns the first panic a join raised, or nil. It joins the others even
+// after a panic: a participant not joined could go on scanning its block,
+// writing s, after the panic had reached Scan's caller
+// (TestScanJoinParticipantsAfterPanic).
+func joinParticipants(w *forkjoin.Worker, forked []*forkjoin.Future[struct{}]) (first any) {
+	for i := len(forked) - 1; i >= 0; i-- {
+		func() {
+			defer func() {
+				if v := recover(); v != nil && first == nil {
+					first = v
+				}
+			}()
+			forked[i].Join(w)
+		}()
+	}
+	return first
 }
 
 // topUp forks a participant if fewer than workers are live and at least

@@ -35,11 +35,14 @@ import (
 //   - Accepted, the box is published by the atomic store of its slot's
 //     node pointer (injector.push), which follows the plain write of the
 //     slot's act, and read by one worker: the one whose take popped that
-//     slot, under the injector's lock. pop clears the slot's act before the
-//     lock is released, so the queue no longer holds the box, and nobody
-//     else reads act (mayBeReady and find read only the node pointer and
-//     the block's links). The worker copies act into one of its exec nodes,
-//     which only it ever touches (see execNode).
+//     slot, under the injector's lock. pop leaves act in the taken slot
+//     until a later take or a worker going to sleep clears it (clearSlots,
+//     under the same lock: a write of the slot, not of the box). A taken
+//     slot's act is never read again, so that stale pointer is never
+//     dereferenced, and nobody else reads act (mayBeReady and find read
+//     only the node pointer and the block's links). The worker copies act
+//     into one of its exec nodes, which only it ever touches (see
+//     execNode).
 //   - The box's Compute, run by that worker, copies the action out and puts
 //     the box back on the free list before the action starts, so a panic,
 //     a runtime.Goexit or a nested Execute of the same type cannot leave it
