@@ -171,9 +171,13 @@ func (s *Scope) count(w *Worker) bool {
 // so it delays the count, never makes it reach zero early. The one waiter
 // of s.done is s's RunScope; a worker that holds a batch of s runs tasks of
 // s back to back, and flushes before it does anything else that could
-// wait (run something that is not a task of s, wait, sleep, go idle). So
-// a batch stays unflushed only while its worker runs a task of s, which is
-// unfinished itself and holds s open anyway. A task that panics or calls
+// wait (run something that is not a task of s, wait, sleep, go idle), and
+// when a wait returns to its task, which need not belong to s: a join that
+// helped with tasks of s, then a Block until s's RunScope returns
+// (TestHelpedScopeRetiredBeforeJoinReturns). So a batch stays unflushed
+// only while its worker runs a task of s, which is unfinished itself and
+// holds s open anyway. retire_flush_internal_test forces the flushes
+// before a task of another scope and before a Broadcast's share. A task that panics or calls
 // runtime.Goexit retires at once (runSpawned), and the count is exact
 // either way.
 const retireBatchMax = 64

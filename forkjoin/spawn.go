@@ -218,7 +218,6 @@ func (l *spawnList[A]) refill(w *Worker) *spawnNode[A] {
 	}
 	if l.returned.Load() != nil { // a load first: an empty stack costs no locked instruction
 		if t := l.returned.Swap(nil); t != nil {
-			l.nreturned.Store(0)
 			// The caller takes t and moves the list head to t.next. The
 			// count of the new free list is an estimate (see nreturned);
 			// trim counts exactly when it matters.
