@@ -18,6 +18,18 @@ import (
 	"github.com/magpie-go/magpie/internal/testenv"
 )
 
+// requireAllTaken checks, after an injector stress test, that every slot
+// pushed on q was taken (seen) and that q counts total submissions.
+func requireAllTaken(t *testing.T, q *injector, seen *[NumPriorities][]atomic.Bool, total int) {
+	t.Helper()
+	for l := range seen {
+		for k := range int(q.levels[l].pushed.Load()) {
+			require.True(t, seen[l][k].Load(), "level %d: slot %d never taken", l, k)
+		}
+	}
+	require.EqualValues(t, total, q.submitted())
+}
+
 // slotOf is the slot index k of a node taken from level l (see groupOf).
 func slotOf(n *node, l int) uint64 { return (n.group-uint64(l))/NumPriorities - 1 }
 
@@ -225,12 +237,7 @@ func TestInjectorMayBeReadyExactUnderReuse(t *testing.T) {
 	if failed.Load() {
 		return
 	}
-	for l := range seen {
-		for k := range int(q.levels[l].pushed.Load()) {
-			require.True(t, seen[l][k].Load(), "level %d: slot %d never taken", l, k)
-		}
-	}
-	require.EqualValues(t, total, q.submitted())
+	requireAllTaken(t, q, &seen, total)
 	blocks := total/blockCap + 3
 	t.Logf("%d checks, %d false; %d distinct head blocks for at least %d blocks' worth of slots", checks.Load(), falses.Load(), len(heads[0]), blocks)
 	require.Less(t, len(heads[0]), blocks/2, "blocks were not reused: the test does not test reuse")
@@ -319,12 +326,7 @@ func TestInjectorTrimSparesUnderReuse(t *testing.T) {
 	if failed.Load() {
 		return
 	}
-	for l := range seen {
-		for k := range int(q.levels[l].pushed.Load()) {
-			require.True(t, seen[l][k].Load(), "level %d: slot %d never taken", l, k)
-		}
-	}
-	require.EqualValues(t, total, q.submitted())
+	requireAllTaken(t, q, &seen, total)
 	t.Logf("%d spare blocks dropped by the trimmer", dropped.Load())
 	require.Positive(t, dropped.Load(), "the trimmer never found a spare beyond nSparesIdle: the test does not test trimming")
 }
