@@ -22,7 +22,26 @@ type Scope struct {
 	pending atomic.Int64               // see "Counting" below
 	panic   atomic.Pointer[PanicError] // the first panic, re-raised by RunScope
 	fifo    *scopeQueue                // the spawned tasks in order, on a FIFO pool; nil on a LIFO one
+
+	// The computation RunScope was called in, which every spawned task
+	// of the scope belongs to, whichever task spawns it (see "Whose
+	// computation"). Written before the body runs, read-only after.
+	comp  *computation
+	group uint64
 }
+
+// Whose computation. A task spawned into s runs in s's computation: with
+// the cancellation scope (w.comp) and computation number (w.group) that
+// RunScope's caller had, not the spawner's. They differ when a task of the
+// scope enters a nested computation (InvokeContext inline) and spawns into
+// the outer scope from there: the spawned task is still the outer scope's,
+// waited for by its RunScope and not by the nested InvokeContext, so the
+// nested computation's cancellation must not skip it (the skip would be
+// recorded as a panic of the outer scope and fail a computation that was
+// never canceled) and must not be what w.Err and w.Context report to it
+// (TestSpawnIntoOuterScopeOutlivesInnerCancel). It also keeps every node
+// of a scope in one computation, which a FIFO scope needs: whichever
+// ticket runs takes the scope's oldest task.
 
 // scopeQueue holds a FIFO scope's spawned tasks not yet started, oldest
 // first. Every spawned task pushes one ticket (its own node) and takes one
@@ -57,6 +76,11 @@ func (q *scopeQueue) pop() func(*Worker) {
 // finished. While it waits, w helps run them (and any other work of the
 // pool). If any of them panicked, RunScope re-panics with the first
 // *PanicError after all have finished.
+//
+// Every spawned task runs in the computation RunScope was called in (see
+// InvokeContext): w.Err and w.Context report that one's context, and only
+// its cancellation skips the tasks, even when the spawning task runs in a
+// nested InvokeContext (TestSpawnIntoOuterScopeOutlivesInnerCancel).
 func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 	if w == nil {
 		panicNilWorker("RunScope")
@@ -64,7 +88,7 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 	if body == nil {
 		panic("forkjoin: RunScope called with a nil body")
 	}
-	s := &Scope{}
+	s := &Scope{comp: w.comp, group: w.group}
 	if w.fifo {
 		s.fifo = &scopeQueue{}
 	}

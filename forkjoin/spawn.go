@@ -173,10 +173,14 @@ func spawn[A spawnAction](s *Scope, w *Worker, a A, api string) {
 		t := cacheOf[spawnList[A]](w).take(w)
 		t.scope = s
 		t.n = 1
-		w.push(&t.node)
+		if !w.pushSpawned(&t.node, s) {
+			w.pushPublishing(&t.node)
+		}
 		return
 	}
-	if x := w.deque.PeekPrivate(); x != nil && x.spawn && x.comp == w.comp && x.group == w.group {
+	if x := w.deque.PeekPrivate(); x != nil && x.spawn {
+		// Every node of s carries s's computation (pushSpawned), so the
+		// scope test is all that appending needs.
 		if t, ok := x.job.(*spawnNode[A]); ok && t.scope == s && t.n < len(t.tasks) {
 			// Plain: t is private to w's deque, which no other goroutine reads.
 			t.tasks[t.n] = a
@@ -190,9 +194,19 @@ func spawn[A spawnAction](s *Scope, w *Worker, a A, api string) {
 	t.tasks[0] = a
 	t.n = 1
 	t.spawn = true // appendable (never on a FIFO pool, whose tickets keep their order)
-	if !w.pushPrivate(&t.node) {
+	if !w.pushSpawned(&t.node, s) {
 		w.pushPublishing(&t.node)
 	}
+}
+
+// pushSpawned is pushPrivate for n, a spawn node of s: n carries s's
+// computation rather than the spawner's (scope.go, "Whose computation").
+// The callers spell the push as the hot paths do (see push), so that it
+// inlines.
+func (w *Worker) pushSpawned(n *node, s *Scope) bool {
+	n.comp, n.group = s.comp, s.group
+	w.own.forks++
+	return w.deque.PushPrivate(n)
 }
 
 // take returns a node from the free list, or from refill. Owner only.
@@ -285,9 +299,11 @@ func (t *spawnNode[A]) execute(w *Worker) {
 	a := t.tasks[t.n]
 	t.tasks[t.n] = zero // let the GC have it once it has run
 	if t.n > 0 {
-		// The rest go back below whatever a spawns. w.run set w's
-		// computation to t's, so pushPrivate leaves t's unchanged.
-		w.push(&t.node)
+		// The rest go back below whatever a spawns, still in s's
+		// computation.
+		if !w.pushSpawned(&t.node, s) {
+			w.pushPublishing(&t.node)
+		}
 		w.own.forks-- // a push back, not a fork
 	} else {
 		t.release(w)
