@@ -80,7 +80,7 @@ func TestSoak(t *testing.T) {
 func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic.Int64) error {
 	n := 10 + rng.Intn(12)
 	want := fibSeq(n)
-	switch rng.Intn(8) {
+	switch rng.Intn(9) {
 	case 0:
 		if got := forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return fibJoin(w, n) }); got != want {
 			return fmt.Errorf("Join fib(%d) = %d", n, got)
@@ -164,6 +164,37 @@ func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic
 			if err := p.Execute(func(*forkjoin.Worker) { panic("execute") }); err != nil {
 				return err
 			}
+		}
+	case 8:
+		// Spawns into a scope from a nested computation canceled at a
+		// random moment: they are the scope's tasks, so each one spawned
+		// runs (TestSpawnIntoOuterScopeOutlivesInnerCancel).
+		var spawned, ran atomic.Int64
+		k := 1 + rng.Intn(100)
+		delay := time.Duration(rng.Intn(300)) * time.Microsecond
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				timer := time.AfterFunc(delay, cancel)
+				defer timer.Stop()
+				_, err := forkjoin.InvokeContext(ctx, p, func(w *forkjoin.Worker) int {
+					for range k { // a spawn unwinds this task once ctx is canceled
+						forkjoin.SpawnTask(s, w, countTask{&ran})
+						spawned.Add(1)
+						s.Spawn(w, func(*forkjoin.Worker) { ran.Add(1) })
+						spawned.Add(1)
+					}
+					return 0
+				})
+				if errors.Is(err, context.Canceled) {
+					cancels.Add(1)
+				}
+			})
+			return 0
+		})
+		if ran.Load() != spawned.Load() {
+			return fmt.Errorf("scope ran %d of %d tasks spawned from a canceled computation", ran.Load(), spawned.Load())
 		}
 	}
 	return nil
