@@ -11,7 +11,8 @@ package forkjoin
 // pool's parallelism); beyond that, fn runs without compensation. Use Block
 // for waits that are long compared with a task switch (microseconds and
 // more); it costs a goroutine start. Compensating workers have indices from
-// Parallelism() upwards.
+// Parallelism() upwards. In a worker hook (a task run inline by Invoke
+// from one) fn runs plainly: see Blocking.
 func Block(w *Worker, fn func()) {
 	if w == nil {
 		panicNilWorker("Block")
@@ -27,6 +28,14 @@ func Block(w *Worker, fn func()) {
 // for another pool's task (waitForeign), running its pool's tasks,
 // submitted ones included, meanwhile.
 func blockOn(w *Worker, fn func(), foreign bool) {
+	if w.inHook {
+		// A hook runs no task: there is no place to take, and a
+		// compensating worker would call the hooks in turn, whose
+		// Blocking would start the next one (TestBlockingInHookRunsPlain).
+		// Nor may the hook run tasks while fn blocks (WithWorkerHooks).
+		fn()
+		return
+	}
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
 	// compensating worker for as long as fn blocks, and fn may be waiting
@@ -77,7 +86,9 @@ func blockForeign(w *Worker, fn func()) {
 // task): on a worker of any pool it is Block on that worker, so that its
 // pool keeps its parallelism while fn blocks (or, with no compensating
 // worker free, fn runs on a goroutine of its own while the worker runs its
-// pool's tasks until fn returns); on any other goroutine it just calls fn. Finding the calling worker costs what OnWorker costs.
+// pool's tasks until fn returns); in a worker hook (WithWorkerHooks), and
+// on any other goroutine, it just calls fn. Finding the calling worker
+// costs what OnWorker costs.
 //
 // Prefer it to waiting through a task submitted to a pool: a worker that
 // waits helps its pool with queued tasks, so a task that blocks until the

@@ -30,7 +30,10 @@ package forkjoin
 //
 // Hooks should be short: a worker in start runs no task, and the pool
 // looks busy meanwhile. They should not wait for work on their own pool:
-// an exit hook runs on a pool that is closing.
+// an exit hook runs on a pool that is closing. Blocking called from a hook
+// calls its function plainly, with no compensating worker and no task run
+// meanwhile: a hook holds no task's place, and a compensating worker's
+// hooks would start the next one (TestBlockingInHookRunsPlain).
 func WithWorkerHooks(start, exit func(index int)) Option {
 	return func(c *config) { c.onStart, c.onExit = start, exit }
 }
@@ -43,7 +46,9 @@ func (w *Worker) callHook(h func(index int)) {
 		return
 	}
 	finished := false
+	w.inHook = true
 	defer func() {
+		w.inHook = false
 		if !finished {
 			w.pool.reportPanic(CapturePanic(recover()))
 		}

@@ -45,6 +45,10 @@ type Worker struct {
 	// and the go statement (or, for a compensating worker, spareMu between
 	// workerExited and startSpare) orders each before the next.
 	skipStart bool
+	// inHook is set while the goroutine runs a worker hook (callHook),
+	// in which Block and Blocking call fn plainly (blockOn). Plain: only
+	// the worker's goroutine reads or writes it.
+	inHook bool
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 

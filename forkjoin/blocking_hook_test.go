@@ -1,0 +1,61 @@
+package forkjoin_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// TestBlockingInHookRunsPlain: Blocking called from a worker hook calls fn
+// on the hook's goroutine, with no compensating worker and no task run
+// meanwhile. A hook runs no task, so there is no task's place to take; and
+// a compensating worker calls the hooks too, so each one's hook started
+// the next: with hooks that log through Blocking, one Invoke and Close on
+// a pool of one worker started and retired compensating workers by the
+// tens of thousands (36,944 once) before a start found none free. With no
+// compensating worker free, Blocking waited for fn as for another pool's
+// task, running the pool's tasks inside the start hook, which
+// WithWorkerHooks says runs none.
+func TestBlockingInHookRunsPlain(t *testing.T) {
+	t.Run("no compensating worker", func(t *testing.T) {
+		var starts, exits atomic.Int64
+		hook := func(c *atomic.Int64) func(int) {
+			return func(int) { forkjoin.Blocking(func() { time.Sleep(100 * time.Microsecond) }); c.Add(1) }
+		}
+		p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(4),
+			forkjoin.WithWorkerHooks(hook(&starts), hook(&exits)))
+		within(t, "fib", func() {
+			require.Equal(t, fibSeq(15), forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return fibJoin(w, 15) }))
+		})
+		within(t, "Close", p.Close)
+		require.EqualValues(t, 1, starts.Load(), "goroutines that called the start hook: worker 0 and the compensating workers its hooks started")
+		require.EqualValues(t, 1, exits.Load())
+	})
+	t.Run("no task in the start hook", func(t *testing.T) {
+		inHook, gate := make(chan struct{}), make(chan struct{})
+		var hookDone, ranInHook atomic.Bool
+		start := func(int) {
+			forkjoin.Blocking(func() { close(inHook); <-gate })
+			hookDone.Store(true)
+		}
+		p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(0), forkjoin.WithWorkerHooks(start, nil))
+		defer closePool(t, p)
+		within(t, "the start hook", func() { <-inHook })
+		ran := make(chan struct{})
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+			ranInHook.Store(!hookDone.Load())
+			close(ran)
+		}))
+		select { // the task may not run now; give a wrong runtime the time to run it
+		case <-ran:
+		case <-time.After(50 * time.Millisecond):
+		}
+		close(gate)
+		within(t, "the task", func() { <-ran })
+		require.False(t, ranInHook.Load(), "the task ran inside the start hook")
+	})
+}
