@@ -28,14 +28,6 @@ func Block(w *Worker, fn func()) {
 // for another pool's task (waitForeign), running its pool's tasks,
 // submitted ones included, meanwhile.
 func blockOn(w *Worker, fn func(), foreign bool) {
-	if w.inHook {
-		// A hook runs no task: there is no place to take, and a
-		// compensating worker would call the hooks in turn, whose
-		// Blocking would start the next one (TestBlockingInHookRunsPlain).
-		// Nor may the hook run tasks while fn blocks (WithWorkerHooks).
-		fn()
-		return
-	}
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
 	// compensating worker for as long as fn blocks, and fn may be waiting
@@ -44,6 +36,15 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 		w.sleepers.WakeOne() // without a spare, only a sleeper can take them
 	}
 	w.own.blocks++
+	if w.inHook {
+		// A hook runs no task: there is no place to take, and a
+		// compensating worker would call the hooks in turn, whose
+		// Blocking would start the next one (TestBlockingInHookRunsPlain).
+		// Nor may the hook run tasks while fn blocks (WithWorkerHooks).
+		// Its forks (an Invoke inline in it) are published above.
+		fn()
+		return
+	}
 	if spare := p.startSpare(); spare != nil {
 		defer p.retireSpare(spare)
 	} else if foreign {

@@ -58,4 +58,35 @@ func TestBlockingInHookRunsPlain(t *testing.T) {
 		within(t, "the task", func() { <-ran })
 		require.False(t, ranInHook.Load(), "the task ran inside the start hook")
 	})
+	t.Run("forks published", func(t *testing.T) {
+		// A start hook that runs a computation inline (Invoke) and blocks
+		// until its fork has run: the fork must be stealable meanwhile, as
+		// Block makes it in a task. Worker 1 is busy until the hook blocks;
+		// the first fork goes public (a deque keeps private elements only
+		// above public ones), the second stays private, so that only
+		// Blocking can publish it.
+		var pool atomic.Pointer[forkjoin.Pool]
+		ready, hookDone := make(chan struct{}), make(chan struct{})
+		tRuns, inBlocking := make(chan struct{}), make(chan struct{})
+		p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithWorkerHooks(func(i int) {
+			if i != 0 {
+				return
+			}
+			<-ready
+			forkjoin.Invoke(pool.Load(), func(w *forkjoin.Worker) int {
+				d := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 0 }) // public: the deque was empty
+				ran := make(chan struct{})
+				f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(ran); return 1 }) // private, above d
+				forkjoin.Blocking(func() { close(inBlocking); <-ran })                     // worker 1 takes both forks
+				return f.Join(w) + d.Join(w)
+			})
+			close(hookDone)
+		}, nil))
+		defer closePool(t, p)
+		pool.Store(p)
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { close(tRuns); <-inBlocking })) // on worker 1
+		within(t, "worker 1 busy", func() { <-tRuns })
+		close(ready)
+		within(t, "the start hook's fork", func() { <-hookDone })
+	})
 }
