@@ -90,3 +90,49 @@ func TestBlockingInHookRunsPlain(t *testing.T) {
 		within(t, "the start hook's fork", func() { <-hookDone })
 	})
 }
+
+// TestHookJoinRunsNoSubmission: a join waiting inside a worker hook (an
+// Invoke inline there, whose fork another worker stole) helps only with
+// the hook's own computation, as a join in a task does, and never runs a
+// submitted task: WithWorkerHooks says a worker in start runs no task.
+// The hook ran with computation number 0, which a waiting worker reads as
+// "any task" (waitForeign's), so the join polled the submission queue and
+// ran the queued Execute inside the start hook.
+func TestHookJoinRunsNoSubmission(t *testing.T) {
+	var pool atomic.Pointer[forkjoin.Pool]
+	var inHook, ranInHook atomic.Bool
+	ready, hookDone := make(chan struct{}), make(chan struct{})
+	tRuns, tGo := make(chan struct{}), make(chan struct{})
+	fStarted, fGo := make(chan struct{}), make(chan struct{})
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithWorkerHooks(func(i int) {
+		if i != 0 {
+			return
+		}
+		<-ready
+		inHook.Store(true)
+		forkjoin.Invoke(pool.Load(), func(w *forkjoin.Worker) int {
+			f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(fStarted); <-fGo; return 1 }) // public: the deque was empty
+			close(tGo)                                                                             // worker 1 is free to steal f
+			<-fStarted
+			return f.Join(w) // waits: worker 1 runs f
+		})
+		inHook.Store(false)
+		close(hookDone)
+	}, nil))
+	defer closePool(t, p)
+	pool.Store(p)
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) { close(tRuns); <-tGo })) // worker 1, until the fork exists
+	within(t, "worker 1 busy", func() { <-tRuns })
+	ran := make(chan struct{})
+	require.NoError(t, p.Execute(func(w *forkjoin.Worker) { ranInHook.Store(w.Index() == 0 && inHook.Load()); close(ran) }))
+	close(ready)
+	within(t, "f starts", func() { <-fStarted })
+	select { // the Execute may not run now; give a wrong runtime the time to run it
+	case <-ran:
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(fGo)
+	within(t, "the hook", func() { <-hookDone })
+	within(t, "the Execute", func() { <-ran })
+	require.False(t, ranInHook.Load(), "the join in the start hook ran a submitted task")
+}
