@@ -11,7 +11,8 @@ package forkjoin
 // pool's parallelism); beyond that, fn runs without compensation. Use Block
 // for waits that are long compared with a task switch (microseconds and
 // more); it costs a goroutine start. Compensating workers have indices from
-// Parallelism() upwards.
+// Parallelism() upwards. In a worker hook (a task run inline by Invoke
+// from one) fn runs plainly: see Blocking.
 func Block(w *Worker, fn func()) {
 	if w == nil {
 		panicNilWorker("Block")
@@ -35,6 +36,15 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 		w.sleepers.WakeOne() // without a spare, only a sleeper can take them
 	}
 	w.own.blocks++
+	if w.inHook {
+		// A hook runs no task: there is no place to take, and a
+		// compensating worker would call the hooks in turn, whose
+		// Blocking would start the next one (TestBlockingInHookRunsPlain).
+		// Nor may the hook run tasks while fn blocks (WithWorkerHooks).
+		// Its forks (an Invoke inline in it) are published above.
+		fn()
+		return
+	}
 	if spare := p.startSpare(); spare != nil {
 		defer p.retireSpare(spare)
 	} else if foreign {
@@ -77,7 +87,9 @@ func blockForeign(w *Worker, fn func()) {
 // task): on a worker of any pool it is Block on that worker, so that its
 // pool keeps its parallelism while fn blocks (or, with no compensating
 // worker free, fn runs on a goroutine of its own while the worker runs its
-// pool's tasks until fn returns); on any other goroutine it just calls fn. Finding the calling worker costs what OnWorker costs.
+// pool's tasks until fn returns); in a worker hook (WithWorkerHooks), and
+// on any other goroutine, it just calls fn. Finding the calling worker
+// costs what OnWorker costs.
 //
 // Prefer it to waiting through a task submitted to a pool: a worker that
 // waits helps its pool with queued tasks, so a task that blocks until the

@@ -61,7 +61,7 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 	if inside {
 		b.comp, b.group = caller.comp, caller.group
 	} else {
-		b.group = broadcastGroupBit | broadcastGroups.Add(1)
+		b.group = newGlobalGroup()
 	}
 	// Counted in flight like a submission, so that no worker exits while
 	// its share waits (a worker exits only once the pool is closed and
@@ -104,14 +104,6 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 		panic(pe)
 	}
 }
-
-// broadcastGroupBit marks the computation numbers (node.group) of
-// Broadcasts from outside, so that they never equal a submission's
-// (groupOf), which would need 2^63 submissions.
-const broadcastGroupBit = 1 << 63
-
-// broadcastGroups numbers the Broadcasts from outside.
-var broadcastGroups atomic.Uint64
 
 // broadcast is one call of Broadcast.
 type broadcast struct {

@@ -95,9 +95,15 @@ func (c *taskCell[T, C]) fail(err error) {
 // still the newest task in w's deque and no outer Join of it is in
 // progress, so w runs it inline. The cell is never marked done then (see
 // cellList): the outcome goes to the Future alone (Future.settle).
+//
+// The fast path also needs w to be in the computation c was forked in, as
+// it is when one task forks and joins: a Future that left its computation
+// (the fork of an InvokeContext that returns it unjoined) is joined on the
+// slow path, which runs the task in its own computation as a thief would
+// (runInline; TestForkBelongsToItsComputation).
 func (c *taskCell[T, C]) join(w *Worker) (T, error) {
 	x := w.deque.PopPrivate()
-	if x != &c.node || c.joining {
+	if x != &c.node || c.joining || c.comp != w.comp || c.group != w.group {
 		return c.joinOwned(w, x)
 	}
 	w.own.executed++
@@ -128,9 +134,15 @@ func (c *taskCell[T, C]) join(w *Worker) (T, error) {
 func (c *taskCell[T, C]) joinOwned(w *Worker, x *node) (T, error) {
 	if x == &c.node {
 		// Popped while an outer Join of c is in progress: run it here and
-		// complete the cell, which the outer Join then finds done.
+		// complete the cell, which the outer Join then finds done. Or
+		// popped by the first Join, in another computation than c's (see
+		// join): that one holds the cell, as the fast path does.
 		w.own.executed++
-		return c.runInline(w)
+		r, err := c.runInline(w)
+		if !c.joining && err == nil {
+			c.hold()
+		}
+		return r, err
 	}
 	if c.isDone() {
 		// Stolen and completed, or panicked in an earlier Join.
@@ -164,15 +176,21 @@ func (c *taskCell[T, C]) joinOwned(w *Worker, x *node) (T, error) {
 
 // runInline runs the task on its owner w, which has just taken it from its
 // own deque, records the outcome and completes the cell (a reader may be
-// waiting on it). A panic completes the cell with its *PanicError.
+// waiting on it). A panic completes the cell with its *PanicError. The task
+// runs in the computation it was forked in, as Worker.run runs a stolen
+// one: skipped if that was canceled, and seeing its context.
 func (c *taskCell[T, C]) runInline(w *Worker) (r T, err error) {
+	savedComp, savedGroup := w.comp, w.group
+	w.comp, w.group = c.comp, c.group
 	ran := false
 	defer func() {
+		w.comp, w.group = savedComp, savedGroup
 		if !ran {
 			err = c.failInline(recover())
 			r = c.result
 		}
 	}()
+	w.checkCanceled()
 	r = c.task.Compute(w)
 	ran = true
 	c.dropTask()

@@ -78,10 +78,16 @@ func (w *Worker) unwindIfCanceled() { // kept out of line so checkCanceled inlin
 // InvokeContext returns only once fn has returned or unwound, and with it
 // every task fn joined: no task it waited for can still write to the
 // caller's memory, canceled or not. (A task forked and never joined is not
-// waited for, as with Invoke.) If ctx is done before fn completes, it
-// returns ctx.Err(), joined (errors.Join) with the *PanicError if a task
-// panicked as well; otherwise fn's result, or the *PanicError of a panic in
-// fn or a task it joins (returned, not re-panicked). A cooperative
+// waited for, as with Invoke.) Such a fork still belongs to this
+// computation if its Future outlives fn and is joined by a task outside
+// it: the task sees ctx in w.Context(), and once ctx is done it is skipped
+// if it has not started, and the Join re-panics with a *PanicError
+// wrapping ctx.Err(), as Java's join of a cancelled task throws, whichever
+// worker runs it (TestForkBelongsToItsComputation). If ctx is done before
+// fn completes, it returns ctx.Err(), joined (errors.Join) with the
+// *PanicError if a task panicked as well; otherwise fn's result, or the
+// *PanicError of a panic in fn or a task it joins (returned, not
+// re-panicked). A cooperative
 // computation unwinds at its next fork, its next task start or its next
 // check of w.Err(); a task that ignores the context holds the return up
 // until it finishes, however long that takes (Go cannot preempt it). With

@@ -21,3 +21,6 @@ func HoldTakeLock(p *Pool) (release func(), ok bool) {
 
 // SpawnBlock is the most spawned tasks one deque element holds (spawn.go).
 const SpawnBlock = spawnBlock
+
+// HandoffLen reports how many tasks wait on p's handoff list (handoff.go).
+func HandoffLen(p *Pool) int { return p.handoff.len() }

@@ -58,3 +58,18 @@ func (h *handoff) take(g uint64) *node {
 
 // len reports the number of handed-off tasks.
 func (h *handoff) len() int { return int(h.n.Load()) }
+
+// globalGroupBit marks the computation numbers that no pool gives out
+// (groupOf would need 2^63 submissions to set it): those of Broadcasts
+// from outside, and those of a scope's tasks spawned on a pool other than
+// the scope's (scope.go, "Whose computation"). A pool's own numbers are
+// unique only within the pool; these are unique in the process, so that
+// on any pool such a number names one computation and no other.
+const globalGroupBit = 1 << 63
+
+// globalGroups counts the numbers newGlobalGroup has given out.
+var globalGroups atomic.Uint64
+
+// newGlobalGroup returns a computation number that no other computation
+// of any pool has.
+func newGlobalGroup() uint64 { return globalGroupBit | globalGroups.Add(1) }

@@ -28,9 +28,13 @@ package forkjoin
 //     on in a fresh one that does not call start again, so a start hook
 //     that always exits cannot spin (TestWorkerHooksPanic).
 //
-// Hooks should be short: a worker in start runs no task, and the pool
-// looks busy meanwhile. They should not wait for work on their own pool:
-// an exit hook runs on a pool that is closing.
+// Hooks should be short: a worker in start runs no task (a join waiting
+// in a hook, of an Invoke run inline there, helps with that computation
+// alone: TestHookJoinRunsNoSubmission), and the pool looks busy meanwhile. They should not wait for work on their own pool:
+// an exit hook runs on a pool that is closing. Blocking called from a hook
+// calls its function plainly, with no compensating worker and no task run
+// meanwhile: a hook holds no task's place, and a compensating worker's
+// hooks would start the next one (TestBlockingInHookRunsPlain).
 func WithWorkerHooks(start, exit func(index int)) Option {
 	return func(c *config) { c.onStart, c.onExit = start, exit }
 }
@@ -43,7 +47,14 @@ func (w *Worker) callHook(h func(index int)) {
 		return
 	}
 	finished := false
+	// The hook runs in a computation of its own, as a submission does: a
+	// join waiting in it (an Invoke inline there) then helps only with the
+	// hook's tasks. With number 0, which a waiting worker reads as "any
+	// task" (waitForeign), it ran submitted tasks inside the hook
+	// (TestHookJoinRunsNoSubmission). inHook: see blockOn.
+	w.inHook, w.group = true, newGlobalGroup()
 	defer func() {
+		w.inHook, w.group = false, 0
 		if !finished {
 			w.pool.reportPanic(CapturePanic(recover()))
 		}

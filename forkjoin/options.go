@@ -76,8 +76,13 @@ func WithMode(m Mode) Option {
 
 // WithPanicHandler sets the function called with the panic of a task started
 // by Execute, which has no one to re-panic in. The default prints the panic
-// and its stack to standard error. The handler runs on the worker; the
-// worker and the pool carry on either way.
+// and its stack to standard error. It is also called with a panic of a
+// worker hook and with one that AllOf or AnyOf drops. The handler runs on
+// a goroutine of its own while the reporting worker (or goroutine) waits
+// for it; the worker and the pool carry on however it ends, returning,
+// panicking or calling runtime.Goexit (TestPanicHandlerGoexitLosesNothing).
+// It should not wait for work on the pool: the worker that reports waits
+// for it without helping.
 func WithPanicHandler(h func(*PanicError)) Option {
 	return func(c *config) { c.onPanic = h }
 }

@@ -28,6 +28,10 @@ type Scope struct {
 	// computation"). Written before the body runs, read-only after.
 	comp  *computation
 	group uint64
+	pool  *Pool // the pool whose numbering group is in
+	// foreign is the computation number of the scope's tasks spawned on
+	// another pool's deques, given on the first such spawn (foreignGroup).
+	foreign atomic.Uint64
 }
 
 // Whose computation. A task spawned into s runs in s's computation: with
@@ -42,6 +46,19 @@ type Scope struct {
 // (TestSpawnIntoOuterScopeOutlivesInnerCancel). It also keeps every node
 // of a scope in one computation, which a FIFO scope needs: whichever
 // ticket runs takes the scope's oldest task.
+//
+// A computation number means something only on the pool that gave it out
+// (handoff.go): the first submissions of two pools get the same one. A
+// task of another pool that spawns into s (a body that calls
+// InvokeContext(ctx, other, …) and spawns from there) pushes the node on
+// that pool's deque, where s.group would name whatever computation of
+// that pool has the same number, and a worker waiting in it would run the
+// task nested in its wait (TestForeignSpawnNotRunByUnrelatedWaiter). There
+// the node carries s.foreign instead, a number no pool gives out
+// (newGlobalGroup), the same for every task of s on every other pool: no
+// unrelated waiter runs them, idle workers do, and tasks of s waiting there
+// help each other. On each deque, then, every node of s still carries one
+// number.
 
 // scopeQueue holds a FIFO scope's spawned tasks not yet started, oldest
 // first. Every spawned task pushes one ticket (its own node) and takes one
@@ -88,7 +105,7 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 	if body == nil {
 		panic("forkjoin: RunScope called with a nil body")
 	}
-	s := &Scope{comp: w.comp, group: w.group}
+	s := &Scope{comp: w.comp, group: w.group, pool: w.pool}
 	if w.fifo {
 		s.fifo = &scopeQueue{}
 	}
@@ -109,6 +126,27 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 	if pe := s.panic.Load(); pe != nil {
 		panic(pe)
 	}
+}
+
+// groupOn returns the computation number of s's tasks pushed on w's deque
+// (see "Whose computation").
+func (s *Scope) groupOn(w *Worker) uint64 {
+	if w.pool == s.pool {
+		return s.group
+	}
+	return s.foreignGroup()
+}
+
+// foreignGroup returns the computation number of s's tasks on pools other
+// than s's, giving it on the first call. Any worker may call it.
+//
+//go:noinline
+func (s *Scope) foreignGroup() uint64 {
+	if g := s.foreign.Load(); g != 0 {
+		return g
+	}
+	s.foreign.CompareAndSwap(0, newGlobalGroup()) // a loser's number is dropped unused
+	return s.foreign.Load()
 }
 
 // Spawn forks fn into the scope from a task running on w (the scope body

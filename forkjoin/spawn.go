@@ -173,14 +173,14 @@ func spawn[A spawnAction](s *Scope, w *Worker, a A, api string) {
 		t := cacheOf[spawnList[A]](w).take(w)
 		t.scope = s
 		t.n = 1
-		if !w.pushSpawned(&t.node, s) {
+		if !w.pushSpawned(&t.node, s, s.groupOn(w)) {
 			w.pushPublishing(&t.node)
 		}
 		return
 	}
 	if x := w.deque.PeekPrivate(); x != nil && x.spawn {
-		// Every node of s carries s's computation (pushSpawned), so the
-		// scope test is all that appending needs.
+		// Every node of s on w's deque carries the same computation
+		// (pushSpawned), so the scope test is all that appending needs.
 		if t, ok := x.job.(*spawnNode[A]); ok && t.scope == s && t.n < len(t.tasks) {
 			// Plain: t is private to w's deque, which no other goroutine reads.
 			t.tasks[t.n] = a
@@ -194,17 +194,17 @@ func spawn[A spawnAction](s *Scope, w *Worker, a A, api string) {
 	t.tasks[0] = a
 	t.n = 1
 	t.spawn = true // appendable (never on a FIFO pool, whose tickets keep their order)
-	if !w.pushSpawned(&t.node, s) {
+	if !w.pushSpawned(&t.node, s, s.groupOn(w)) {
 		w.pushPublishing(&t.node)
 	}
 }
 
 // pushSpawned is pushPrivate for n, a spawn node of s: n carries s's
-// computation rather than the spawner's (scope.go, "Whose computation").
-// The callers spell the push as the hot paths do (see push), so that it
-// inlines.
-func (w *Worker) pushSpawned(n *node, s *Scope) bool {
-	n.comp, n.group = s.comp, s.group
+// computation rather than the spawner's, under s's number for it on w's
+// pool, group (scope.go, "Whose computation"). The callers spell the
+// push as the hot paths do (see push), so that it inlines.
+func (w *Worker) pushSpawned(n *node, s *Scope, group uint64) bool {
+	n.comp, n.group = s.comp, group // group is s.groupOn(w)
 	w.own.forks++
 	return w.deque.PushPrivate(n)
 }
@@ -301,7 +301,7 @@ func (t *spawnNode[A]) execute(w *Worker) {
 	if t.n > 0 {
 		// The rest go back below whatever a spawns, still in s's
 		// computation.
-		if !w.pushSpawned(&t.node, s) {
+		if !w.pushSpawned(&t.node, s, s.groupOn(w)) {
 			w.pushPublishing(&t.node)
 		}
 		w.own.forks-- // a push back, not a fork

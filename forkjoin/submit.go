@@ -141,12 +141,25 @@ func (e *execNode) complete(w *Worker) {
 	e.pool.execDone(w)
 }
 
-// reportPanic hands an Execute panic to the panic handler; a panic in the
-// handler itself is dropped so that it cannot kill the worker.
+// reportPanic hands a panic nobody re-raises (an Execute's, a hook's, one
+// AllOf or AnyOf drops) to the panic handler, and returns once the handler
+// has. A panic in the handler itself is dropped so that it cannot kill the
+// worker. The handler runs on a goroutine of its own, so that a
+// runtime.Goexit in it (t.FailNow in a test's handler) ends that goroutine
+// alone: on the caller's it unwound the bookkeeping around the report (an
+// Execute's completion, the firing of a completed Future's callbacks),
+// which left the pool counting the task in flight, so that Close hung, and
+// left Futures chained on the source incomplete
+// (TestPanicHandlerGoexitLosesNothing).
 func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
-	defer func() { _ = recover() }()
-	p.onPanic(pe)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		p.onPanic(pe)
+	}()
+	<-done
 }
 
 // Submit schedules fn on the pool from any goroutine and returns its

@@ -45,6 +45,10 @@ type Worker struct {
 	// and the go statement (or, for a compensating worker, spareMu between
 	// workerExited and startSpare) orders each before the next.
 	skipStart bool
+	// inHook is set while the goroutine runs a worker hook (callHook),
+	// in which Block and Blocking call fn plainly (blockOn). Plain: only
+	// the worker's goroutine reads or writes it.
+	inHook bool
 
 	execFree *execNode // exec nodes for Execute's functions; see execNode
 
@@ -462,6 +466,24 @@ func (w *Worker) random() uint64 {
 	return x * 2685821657736338717
 }
 
+// exitIdle reports whether w, idle, leaves its loop: the pool is closed
+// and drained, or w is a compensating worker told to retire. A retiring
+// one first drops the functions of the taken submission slots, as a
+// worker does before it sleeps (trimSpares), since it exits instead: it
+// may have run the last submission after every other worker went to
+// sleep, and none of them looks again until new work wakes it
+// (TestIdlePoolDropsFunctionRunOnCompensatingWorker).
+func (w *Worker) exitIdle() bool {
+	if w.pool.drained() {
+		return true
+	}
+	if w.spare && w.retire.Load() {
+		w.pool.inj.trimSpares()
+		return true
+	}
+	return false
+}
+
 // loop is the worker goroutine's scheduling loop.
 func (w *Worker) loop() {
 	p := w.pool
@@ -539,7 +561,7 @@ func (w *Worker) loop() {
 			p.addIdle(1)
 			w.publish()
 		}
-		if p.drained() || w.spare && w.retire.Load() {
+		if w.exitIdle() {
 			break
 		}
 		if bo.Snooze() {
@@ -558,7 +580,7 @@ func (w *Worker) loop() {
 			bo.Reset()
 			continue
 		}
-		if p.drained() || w.spare && w.retire.Load() {
+		if w.exitIdle() {
 			w.sleepers.Cancel(w.index)
 			break
 		}
