@@ -53,6 +53,28 @@ func inlineWhileSlack(r forkjoin.Runner, n, grain int, run func(lo, hi int)) int
 	}
 }
 
+// reduceWhileSlack is inlineWhileSlack for a helper whose pieces reduce:
+// leaf folds [lo, hi) into acc, starting from acc; if the slack goes at k
+// before n, rest(k) returns the result of [k, n) through the engine (the
+// task probe, runRange), and the result is combine(inline part, rest), in
+// index order. A loop of at most slackBatch indices is leaf(acc, 0, n).
+func reduceWhileSlack[A any](r forkjoin.Runner, n, grain int, acc A, leaf func(acc A, lo, hi int) A,
+	rest func(k int) A, combine func(a, b A) A) A {
+	k := inlineWhileSlack(r, n, grain, func(lo, hi int) { acc = leaf(acc, lo, hi) })
+	if k == n {
+		return acc
+	}
+	return combineCaught(combine, acc, rest(k))
+}
+
+// combineCaught is combine(a, b) on the caller's goroutine, with a panic
+// turned into a *forkjoin.PanicError, as a combine run in a task reaches
+// the caller.
+func combineCaught[A any](combine func(a, b A) A, a, b A) A {
+	defer rethrow()
+	return combine(a, b)
+}
+
 // slackGrowth is the factor by which a slack-gated loop's done part grows
 // at each batch: about log4(n/slackBatch) re-checks in all.
 const slackGrowth = 4
