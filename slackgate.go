@@ -19,11 +19,26 @@ import "github.com/magpie-go/magpie/forkjoin"
 // caller, the rest [k, n) is handed over whole and only after the last
 // batch has returned.
 //
-// Scope: For, ForRange, Map and MapInPlace (inlineWhileSlack;
-// TestShortLoopSlackGoneGoesParallel). The reducing and searching helpers
-// (Reduce, Count, Filter, Any/All, ...) still run their slack-gated loops
-// inline to the end: handing over their rest needs the inline part's
-// result combined with the rest's in index order.
+// A helper that reduces (Reduce, ReduceWith, Count, MinFunc, MaxFunc)
+// folds the batches into one accumulator, then combines it with the
+// rest's result, the inline part first (reduceWhileSlack): the same
+// ordered combine as two adjacent pieces of the engine, so the result is
+// the one the helper documents for any cut. Filter and FilterMap put the
+// inline part's kept elements before the rest's segments; IndexFunc, Any,
+// All and ContainsFunc return a match found inline (the first, since the
+// inline part holds the lowest indices) and search only the rest
+// otherwise (indexWhileSlack); Map2, ForInit and MapInit run the rest on
+// the slices from k or with the indices shifted by k, ForInit and MapInit
+// with states of its own.
+//
+// Scope: For, ForRange, Map, MapInPlace and the helpers above
+// (TestShortLoopSlackGoneGoesParallel, one subtest each;
+// TestSlackGoneSequentialResult; TestSlackGonePanicIsPanicError). Not
+// gated: Sum, Min and Max (no user function: a short slice's cost is
+// bounded by its length, a few operators per element), ForChunks and
+// Do (a Grain of at least 1: they never take this path), Scan
+// (shortByCount). ForErr, ForContext, MapErr, MapContext, ForW and
+// ForRangeW still run a slack-gated loop inline to the end.
 
 // slackBatch is the first batch of a slack-gated loop and the largest loop
 // that runs with no re-check.

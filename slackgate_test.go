@@ -2,6 +2,7 @@ package magpie
 
 import (
 	"cmp"
+	"context"
 	"runtime"
 	"slices"
 	"strconv"
@@ -73,11 +74,48 @@ func TestSlackGoneSequentialResult(t *testing.T) {
 	}
 }
 
+// TestSlackGonePanicIsPanicError: a panic in a slack-gated loop, in the
+// part run inline or in the rest handed over once the slack is gone,
+// reaches the caller as a *forkjoin.PanicError, as from a loop on the
+// pool.
+func TestSlackGonePanicIsPanicError(t *testing.T) {
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	t.Cleanup(two.Close)
+	const n = 64
+	for name, loop := range slackGoneLoops() {
+		t.Run(name, func(t *testing.T) {
+			for _, j := range []int{0, 20} {
+				for _, bad := range []int{5, slackBatch + 1, 40, n - 1} {
+					var got any
+					testenv.Within(t, "the loop", func() {
+						inSlackTask(two, n, func(w *forkjoin.Worker, gone func()) {
+							defer func() { got = recover() }()
+							loop(w, n, func(i int) {
+								if i == j {
+									gone()
+								}
+								if i == bad {
+									panic("bad index")
+								}
+							})
+						})
+					})
+					var pe *forkjoin.PanicError
+					require.ErrorAs(t, asError(got), &pe, "slack gone at %d, panic at %d: %v", j, bad, got)
+				}
+			}
+		})
+	}
+}
+
 // slackGoneLoops are the helpers whose short loop runs inline while the
-// caller's worker has slack (smallInline), each run over the elements
-// 0..n-1 (indices(n)) with body(i) called exactly once per index, and
-// each checking its result against the sequential loop's (a panic if it
-// differs, which reaches the test through the task's join).
+// caller's worker has slack (smallInline), and ForChunks, each run over
+// the elements 0..n-1 (indices(n)) with body(i) called exactly once per
+// index, and each checking its result against the sequential loop's (a
+// panic if it differs, which reaches the test through the task's join).
+// No helper may stop early at a decision that leaves indices unrun: Any,
+// ContainsFunc and the error helpers find nothing, All finds every
+// element true, IndexFunc's match is the last index.
 func slackGoneLoops() map[string]func(w *forkjoin.Worker, n int, body func(i int)) {
 	pred := func(body func(int), ok func(int) bool) func(int) bool {
 		return func(x int) bool { body(x); return ok(x) }
@@ -151,7 +189,7 @@ func slackGoneLoops() map[string]func(w *forkjoin.Worker, n int, body func(i int
 			check("ContainsFunc", !ContainsFunc(w, indices(n), pred(body, func(x int) bool { return x < 0 })))
 		},
 		"Any": func(w *forkjoin.Worker, n int, body func(i int)) {
-			check("Any", Any(w, indices(n), pred(body, func(x int) bool { return x == n-1 })))
+			check("Any", !Any(w, indices(n), pred(body, func(x int) bool { return x >= n })))
 		},
 		"All": func(w *forkjoin.Worker, n int, body func(i int)) {
 			check("All", All(w, indices(n), pred(body, func(x int) bool { return x >= 0 })))
@@ -177,6 +215,36 @@ func slackGoneLoops() map[string]func(w *forkjoin.Worker, n int, body func(i int
 			got := MapInit(w, indices(n), func() *int { return new(int) }, func(_ *int, x int) int { body(x); return 2 * x })
 			for i, x := range got {
 				check("MapInit", x == 2*i)
+			}
+		},
+		"ForW": func(w *forkjoin.Worker, n int, body func(i int)) {
+			ForW(w, n, func(_ forkjoin.Runner, i int) { body(i) })
+		},
+		"ForRangeW": func(w *forkjoin.Worker, n int, body func(i int)) {
+			ForRangeW(w, n, func(_ forkjoin.Runner, lo, hi int) { forBody(body, lo, hi) })
+		},
+		"ForErr": func(w *forkjoin.Worker, n int, body func(i int)) {
+			check("ForErr", ForErr(w, n, func(i int) error { body(i); return nil }) == nil)
+		},
+		"ForContext": func(w *forkjoin.Worker, n int, body func(i int)) {
+			err := ForContext(context.Background(), w, n, func(_ context.Context, i int) error { body(i); return nil })
+			check("ForContext", err == nil)
+		},
+		"MapErr": func(w *forkjoin.Worker, n int, body func(i int)) {
+			got, err := MapErr(w, indices(n), func(x int) (int, error) { body(x); return -x, nil })
+			check("MapErr", err == nil && len(got) == n)
+			for i, x := range got {
+				check("MapErr", x == -i)
+			}
+		},
+		"MapContext": func(w *forkjoin.Worker, n int, body func(i int)) {
+			got, err := MapContext(context.Background(), w, indices(n), func(_ context.Context, x int) (int, error) {
+				body(x)
+				return -x, nil
+			})
+			check("MapContext", err == nil && len(got) == n)
+			for i, x := range got {
+				check("MapContext", x == -i)
 			}
 		},
 		"ForChunks": func(w *forkjoin.Worker, n int, body func(i int)) {
