@@ -27,9 +27,12 @@ import "github.com/magpie-go/magpie/forkjoin"
 // inline part's kept elements before the rest's segments; IndexFunc, Any,
 // All and ContainsFunc return a match found inline (the first, since the
 // inline part holds the lowest indices) and search only the rest
-// otherwise (indexWhileSlack); Map2, ForInit and MapInit run the rest on
-// the slices from k or with the indices shifted by k, ForInit and MapInit
-// with states of its own.
+// otherwise (indexWhileSlack). ForErr, ForContext, MapErr and MapContext
+// return an error (or a done context) met inline, the first in index
+// order, and otherwise run the rest with the index shifted by k
+// (forErrInline). Map2, ForInit, MapInit, ForW and ForRangeW run the rest
+// on the slices from k or with the indices shifted by k, ForInit and
+// MapInit with states of its own.
 //
 // Scope: For, ForRange, Map, MapInPlace and the helpers above
 // (TestShortLoopSlackGoneGoesParallel, one subtest each;
@@ -37,8 +40,7 @@ import "github.com/magpie-go/magpie/forkjoin"
 // gated: Sum, Min and Max (no user function: a short slice's cost is
 // bounded by its length, a few operators per element), ForChunks and
 // Do (a Grain of at least 1: they never take this path), Scan
-// (shortByCount). ForErr, ForContext, MapErr, MapContext, ForW and
-// ForRangeW still run a slack-gated loop inline to the end.
+// (shortByCount).
 
 // slackBatch is the first batch of a slack-gated loop and the largest loop
 // that runs with no re-check.
