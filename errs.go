@@ -61,6 +61,9 @@ func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) er
 	checkN("ForErr", n)
 	grain := collectOptions(opts).grain
 	if smallInline(r, n, grain) {
+		if n <= slackBatch {
+			return forErrSeq(nil, n, body) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go); the rest, if any,
 		// below.
 		k, err := forErrInline(nil, r, n, grain, body)
@@ -111,9 +114,13 @@ func forContext(ctx context.Context, r forkjoin.Runner, n, grain int,
 	var err error
 	k := 0
 	if smallInline(r, n, grain) {
-		// Inline while the slack lasts (slackgate.go); the rest, if any,
-		// below.
-		k, err = forErrInline(cctx, r, n, grain, call)
+		if n <= slackBatch {
+			err, k = forErrSeq(cctx, n, call), n // the plain loop: no slack check (slackgate.go)
+		} else {
+			// Inline while the slack lasts (slackgate.go); the rest, if
+			// any, below.
+			k, err = forErrInline(cctx, r, n, grain, call)
+		}
 	}
 	if k < n {
 		err = (&errState{ctx: cctx, cancel: cancel}).run(r, n-k, grain, shiftBody(call, k))
@@ -156,9 +163,13 @@ func MapErr[E, R any](r forkjoin.Runner, in []E, f func(E) (R, error), opts ...O
 	var err error
 	k := 0
 	if smallInline(r, len(in), grain) {
-		// Inline while the slack lasts (slackgate.go); the rest, if any,
-		// below.
-		k, err = forErrInline(nil, r, len(in), grain, body)
+		if len(in) <= slackBatch {
+			err, k = forErrSeq(nil, len(in), body), len(in) // the plain loop: no slack check (slackgate.go)
+		} else {
+			// Inline while the slack lasts (slackgate.go); the rest, if
+			// any, below.
+			k, err = forErrInline(nil, r, len(in), grain, body)
+		}
 	}
 	if k < len(in) {
 		err = new(errState).run(r, len(in)-k, grain, shiftBody(body, k))
@@ -281,6 +292,15 @@ func (st *errState) halt() {
 	if st.cancel != nil {
 		st.cancel()
 	}
+}
+
+// forErrSeq is the error helpers' loop over at most slackBatch indices on
+// the caller, with a panic turned into a *forkjoin.PanicError as on the
+// pool.
+func forErrSeq(ctx context.Context, n int, body func(i int) error) error {
+	defer rethrow()
+	_, err := forErrLoop(ctx, 0, n, body)
+	return err
 }
 
 // forErrInline is the small-input path of the error helpers: the

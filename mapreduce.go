@@ -117,6 +117,9 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 		return runRange(r, len(in)-k, s)
 	}
 	if smallInline(r, len(in), grain) {
+		if len(in) <= slackBatch {
+			return reduceSeq(in, zero, fold) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go): the rest is folded
 		// from zero and combined after the inline part.
 		return reduceWhileSlack(r, len(in), grain, zero, func(acc A, lo, hi int) A {
@@ -175,6 +178,9 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 		return runRange(r, len(in)-k, s)
 	}
 	if smallInline(r, len(in), grain) {
+		if len(in) <= slackBatch {
+			return reduceSeq(in, fresh(), fold) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go): the rest starts
 		// from accumulators of its own and is combined after.
 		return reduceWhileSlack(r, len(in), grain, fresh(), func(acc A, lo, hi int) A {
@@ -319,6 +325,9 @@ func Count[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Opt
 		})
 	}
 	if smallInline(r, len(s), grain) {
+		if len(s) <= slackBatch {
+			return countSeq(s, pred) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go); the rest's count is
 		// added.
 		return reduceWhileSlack(r, len(s), grain, 0, func(c int, lo, hi int) int {
@@ -337,6 +346,19 @@ func mapSeq[E, R any](in []E, out []R, f func(E) R) {
 	for i, x := range in {
 		out[i] = f(x)
 	}
+}
+
+// reduceSeq and countSeq are the loops of Reduce and Count over at most
+// slackBatch elements on the caller, with a panic turned into a
+// *forkjoin.PanicError as on the pool.
+func reduceSeq[E, A any](in []E, acc A, fold func(A, E) A) A {
+	defer rethrow()
+	return foldLoop(in, acc, fold)
+}
+
+func countSeq[E any](s []E, pred func(E) bool) int {
+	defer rethrow()
+	return countLeaf(s, pred, 0)
 }
 
 // foldLoop and countLeaf are the leaves of Reduce and Count, on a worker

@@ -53,6 +53,9 @@ func bestIndex[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, max 
 		})
 	}
 	if smallInline(r, len(s), grain) {
+		if len(s) <= slackBatch {
+			return bestSeqCaught(s, cmp, max) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go); the rest's best
 		// wins only if strictly better.
 		return reduceWhileSlack(r, len(s), grain, -1, func(best, lo, hi int) int {
@@ -94,4 +97,11 @@ func bestSeq[S ~[]E, E any](s S, lo, hi, best int, cmp func(a, b E) int, max boo
 		}
 	}
 	return best
+}
+
+// bestSeqCaught is bestSeq over at most slackBatch elements on the caller,
+// with a panic turned into a *forkjoin.PanicError as on the pool.
+func bestSeqCaught[S ~[]E, E any](s S, cmp func(a, b E) int, max bool) int {
+	defer rethrow()
+	return bestSeq(s, 0, len(s), -1, cmp, max)
 }

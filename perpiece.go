@@ -47,6 +47,10 @@ func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, 
 	grain := collectOptions(opts).grain
 	k := 0
 	if smallInline(r, n, grain) {
+		if n <= slackBatch {
+			forInitSeq(fresh(), n, body) // the plain loop: no slack check (slackgate.go)
+			return
+		}
 		// Inline while the slack lasts (slackgate.go), with one state; the
 		// rest, if any, below, with states of its own.
 		st := fresh()
@@ -96,6 +100,10 @@ func MapInit[E, R, T any](r forkjoin.Runner, in []E, init func() T, f func(state
 	grain := collectOptions(opts).grain
 	k := 0
 	if smallInline(r, len(in), grain) {
+		if len(in) <= slackBatch {
+			mapInitSeq(fresh(), in, out, f) // the plain loop: no slack check (slackgate.go)
+			return out
+		}
 		// Inline while the slack lasts (slackgate.go), with one state; the
 		// rest, if any, below, with states of its own.
 		st := fresh()
@@ -126,6 +134,19 @@ func freshState[T any](init func() T) func() T {
 		defer rethrow()
 		return init()
 	}
+}
+
+// forInitSeq and mapInitSeq are the loops of ForInit and MapInit over at
+// most slackBatch indices on the caller, with a panic turned into a
+// *forkjoin.PanicError as on the pool.
+func forInitSeq[T any](st T, n int, body func(T, int)) {
+	defer rethrow()
+	forInitLoop(st, 0, n, body)
+}
+
+func mapInitSeq[E, R, T any](st T, in []E, out []R, f func(T, E) R) {
+	defer rethrow()
+	mapInitLoop(st, in, out, f)
 }
 
 // forInitLoop and mapInitLoop are the leaves of ForInit and MapInit, on a

@@ -25,6 +25,9 @@ func IndexFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ..
 	grain := collectOptions(opts).grain
 	k := 0
 	if smallInline(r, len(s), grain) {
+		if len(s) <= slackBatch {
+			return indexSeq(s, pred, true) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go): a match there is
 		// the first; otherwise the rest is searched below.
 		i, at := indexWhileSlack(r, s, pred, true, grain)
@@ -87,6 +90,9 @@ func exists[S ~[]E, E any](api string, r forkjoin.Runner, s S, pred func(E) bool
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(s), grain) {
+		if len(s) <= slackBatch {
+			return indexSeq(s, pred, want) >= 0 // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go); the rest, if any,
 		// below.
 		i, k := indexWhileSlack(r, s, pred, want, grain)
@@ -179,6 +185,13 @@ func indexWhileSlack[E any](r forkjoin.Runner, s []E, pred func(E) bool, want bo
 		}
 	})
 	return found, k
+}
+
+// indexSeq is indexLoop over at most slackBatch elements on the caller,
+// with a panic turned into a *forkjoin.PanicError as on the pool.
+func indexSeq[E any](s []E, pred func(E) bool, want bool) int {
+	defer rethrow()
+	return indexLoop(s, pred, want)
 }
 
 // indexLoop returns the index of the first element of s with pred(e) ==

@@ -27,6 +27,10 @@ func Map2[A, B, R any](r forkjoin.Runner, a []A, b []B, f func(A, B) R, opts ...
 	grain := collectOptions(opts).grain
 	k := 0
 	if smallInline(r, len(a), grain) {
+		if len(a) <= slackBatch {
+			map2Seq(a, b, out, f) // the plain loop: no slack check (slackgate.go)
+			return out
+		}
 		// Inline while the slack lasts (slackgate.go); the rest, if any, below.
 		if k = inlineWhileSlack(r, len(a), grain, func(lo, hi int) { map2Loop(a[lo:hi], b[lo:hi], out[lo:hi], f) }); k == len(a) {
 			return out
@@ -88,6 +92,9 @@ func filterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts []
 func filterLeaves[E, R any](r forkjoin.Runner, in []E, appendKept func(seg []R, part []E) []R, opts []Option) []R {
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(in), grain) {
+		if len(in) <= slackBatch {
+			return filterLeavesSeq(in, appendKept) // the plain loop: no slack check (slackgate.go)
+		}
 		// Inline while the slack lasts (slackgate.go); the rest's segments
 		// follow the inline part's.
 		var seg []R
@@ -196,6 +203,13 @@ func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Op
 	})
 }
 
+// map2Seq is Map2's loop over at most slackBatch elements on the caller,
+// with a panic turned into a *forkjoin.PanicError as on the pool.
+func map2Seq[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
+	defer rethrow()
+	map2Loop(a, b, out, f)
+}
+
 // map2Loop is Map2's leaf, on a worker or on the caller
 // (inlineWhileSlack turns a panic into a *forkjoin.PanicError there).
 func map2Loop[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
@@ -203,6 +217,14 @@ func map2Loop[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
 	for i, x := range a {
 		out[i] = f(x, b[i])
 	}
+}
+
+// filterLeavesSeq is filterLeaves' loop over at most slackBatch elements
+// on the caller, with a panic turned into a *forkjoin.PanicError as on the
+// pool.
+func filterLeavesSeq[E, R any](in []E, appendKept func(seg []R, part []E) []R) []R {
+	defer rethrow()
+	return appendKept(nil, in)
 }
 
 func forChunksSeq(lo, n, size int, body func(lo, hi int)) {
