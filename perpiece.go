@@ -25,10 +25,10 @@ import "github.com/magpie-go/magpie/forkjoin"
 // the probe keeps on the caller, from outside or inside a task); once more
 // per chunk when the task probe shares a short loop inside a task with idle
 // workers, and once more when a short loop started on a worker with slack
-// queued hands its rest to the probe (slackgate.go); otherwise once per piece: with Grain(g) about n/g times
-// (each piece holds at most g indices), adaptively once plus once per split,
-// and lazy splitting splits only when a worker is idle, typically a few
-// times per worker. init must be safe to call concurrently. r, the options
+// queued hands its rest to the probe (slackgate.go); otherwise once per
+// piece: with Grain(g) about n/g times (each piece holds at most g
+// indices), adaptively once plus once per split, and lazy splitting splits
+// only when a worker is idle, typically a few times per worker. init must be safe to call concurrently. r, the options
 // and panics (in init as in body) are as for For. ForInit panics if init
 // or body is nil or n is negative.
 func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, i int), opts ...Option) {
