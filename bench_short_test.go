@@ -1,6 +1,8 @@
 package magpie_test
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -181,3 +183,96 @@ func BenchmarkShortLoopInsideSlow(b *testing.B) {
 		}
 	}
 }
+
+// Short loops of the reducing and searching helpers on a worker with
+// slack queued (slackgate.go), the path nested fine-grained loops take in
+// a busy computation: they run inline, re-checking the slack between
+// batches past 16 indices.
+//
+//	go test -run '^$' -bench 'ShortHelpersInsideSlack' -benchmem -count 1 -cpu 2 .
+//
+// The task runs on a pool of two workers whose other worker is blocked,
+// with a forked sibling queued, so that Surplus() stays 1 for the whole
+// benchmark; impl=seq is the sequential loop the helper matches.
+func BenchmarkShortHelpersInsideSlack(b *testing.B) {
+	type helper struct {
+		name     string
+		seq, par func(r forkjoin.Runner, xs []int) int
+	}
+	add := func(a, b int) int { return a + b }
+	odd := func(x int) bool { return x%2 == 1 }
+	helpers := []helper{
+		{"Reduce", func(_ forkjoin.Runner, xs []int) int {
+			acc := 0
+			for _, x := range xs {
+				acc = add(acc, x)
+			}
+			return acc
+		}, func(r forkjoin.Runner, xs []int) int { return magpie.Reduce(r, xs, 0, add, add) }},
+		{"Count", func(_ forkjoin.Runner, xs []int) int {
+			c := 0
+			for _, x := range xs {
+				if odd(x) {
+					c++
+				}
+			}
+			return c
+		}, func(r forkjoin.Runner, xs []int) int { return magpie.Count(r, xs, odd) }},
+		{"IndexFunc", func(_ forkjoin.Runner, xs []int) int {
+			return slices.IndexFunc(xs, func(x int) bool { return x < 0 })
+		}, func(r forkjoin.Runner, xs []int) int {
+			return magpie.IndexFunc(r, xs, func(x int) bool { return x < 0 })
+		}},
+		{"MinFunc", func(_ forkjoin.Runner, xs []int) int { return slices.MinFunc(xs, cmp.Compare[int]) },
+			func(r forkjoin.Runner, xs []int) int { return magpie.MinFunc(r, xs, cmp.Compare[int]) }},
+		{"Filter", func(_ forkjoin.Runner, xs []int) int {
+			var out []int
+			for _, x := range xs {
+				if odd(x) {
+					out = append(out, x)
+				}
+			}
+			return len(out)
+		}, func(r forkjoin.Runner, xs []int) int { return len(magpie.Filter(r, xs, odd)) }},
+	}
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	b.Cleanup(two.Close)
+	for _, h := range helpers {
+		for _, n := range []int{10, 100} {
+			xs := make([]int, n)
+			for i := range xs {
+				xs[i] = i
+			}
+			for _, impl := range []string{"seq", "magpie"} {
+				f := h.seq
+				if impl == "magpie" {
+					f = h.par
+				}
+				b.Run(h.name+"/n="+strconv.Itoa(n)+"/impl="+impl, func(b *testing.B) {
+					b.ReportAllocs()
+					release, busy := make(chan struct{}), make(chan struct{})
+					if err := two.Execute(func(*forkjoin.Worker) { close(busy); <-release }); err != nil {
+						b.Fatal(err)
+					}
+					<-busy
+					sink := 0
+					forkjoin.Invoke(two, func(w *forkjoin.Worker) struct{} {
+						sib := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 1 })
+						if w.Surplus() < 1 {
+							panic("no slack: the benchmark does not measure the slack path")
+						}
+						for b.Loop() {
+							sink += f(w, xs)
+						}
+						close(release)
+						sib.Join(w)
+						return struct{}{}
+					})
+					shortIntSink = sink
+				})
+			}
+		}
+	}
+}
+
+var shortIntSink int

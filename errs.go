@@ -61,7 +61,16 @@ func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) er
 	checkN("ForErr", n)
 	grain := collectOptions(opts).grain
 	if smallInline(r, n, grain) {
-		return forErrSeq(nil, n, body)
+		if n <= slackBatch {
+			return forErrSeq(nil, n, body) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go); the rest, if any,
+		// below.
+		k, err := forErrInline(nil, r, n, grain, body)
+		if k == n {
+			return err
+		}
+		return new(errState).run(r, n-k, grain, shiftBody(body, k))
 	}
 	return new(errState).run(r, n, grain, body)
 }
@@ -103,10 +112,18 @@ func forContext(ctx context.Context, r forkjoin.Runner, n, grain int,
 	defer cancel()
 	call := func(i int) error { return body(cctx, i) }
 	var err error
+	k := 0
 	if smallInline(r, n, grain) {
-		err = forErrSeq(cctx, n, call)
-	} else {
-		err = (&errState{ctx: cctx, cancel: cancel}).run(r, n, grain, call)
+		if n <= slackBatch {
+			err, k = forErrSeq(cctx, n, call), n // the plain loop: no slack check (slackgate.go)
+		} else {
+			// Inline while the slack lasts (slackgate.go); the rest, if
+			// any, below.
+			k, err = forErrInline(cctx, r, n, grain, call)
+		}
+	}
+	if k < n {
+		err = (&errState{ctx: cctx, cancel: cancel}).run(r, n-k, grain, shiftBody(call, k))
 	}
 	if err != nil {
 		return err
@@ -144,10 +161,18 @@ func MapErr[E, R any](r forkjoin.Runner, in []E, f func(E) (R, error), opts ...O
 		return err
 	}
 	var err error
+	k := 0
 	if smallInline(r, len(in), grain) {
-		err = forErrSeq(nil, len(in), body)
-	} else {
-		err = new(errState).run(r, len(in), grain, body)
+		if len(in) <= slackBatch {
+			err, k = forErrSeq(nil, len(in), body), len(in) // the plain loop: no slack check (slackgate.go)
+		} else {
+			// Inline while the slack lasts (slackgate.go); the rest, if
+			// any, below.
+			k, err = forErrInline(nil, r, len(in), grain, body)
+		}
+	}
+	if k < len(in) {
+		err = new(errState).run(r, len(in)-k, grain, shiftBody(body, k))
 	}
 	if err != nil {
 		return nil, err
@@ -269,19 +294,55 @@ func (st *errState) halt() {
 	}
 }
 
-// forErrSeq is the small-input path of the error helpers: the sequential
-// loop on the caller, stopping at the first error, or before any iteration
-// once ctx (if not nil) is done; a panic becomes a *forkjoin.PanicError as
-// on the pool.
+// forErrSeq is the error helpers' loop over at most slackBatch indices on
+// the caller, with a panic turned into a *forkjoin.PanicError as on the
+// pool.
 func forErrSeq(ctx context.Context, n int, body func(i int) error) error {
 	defer rethrow()
-	for i := range n {
+	_, err := forErrLoop(ctx, 0, n, body)
+	return err
+}
+
+// forErrInline is the small-input path of the error helpers: the
+// sequential loop on the caller, stopping at the first error, or before
+// any iteration once ctx (if not nil) is done (forContext then reports the
+// parent's error), run while the slack lasts (inlineWhileSlack; a panic
+// becomes a *forkjoin.PanicError as on the pool). It returns k = n and the
+// error when the loop ended on the caller (every index run, an error, or
+// ctx done), or a nil error and the first index not run, where the slack
+// was gone, for the caller to run [k, n).
+func forErrInline(ctx context.Context, r forkjoin.Runner, n, grain int, body func(i int) error) (k int, err error) {
+	stopped := false
+	k = inlineWhileSlack(r, n, grain, func(lo, hi int) {
+		if !stopped {
+			stopped, err = forErrLoop(ctx, lo, hi, body)
+		}
+	})
+	if stopped {
+		k = n
+	}
+	return k, err
+}
+
+// forErrLoop calls body on [lo, hi) in order until a call fails or ctx (if
+// not nil) is done, and reports whether it stopped early, with the error.
+func forErrLoop(ctx context.Context, lo, hi int, body func(i int) error) (stopped bool, err error) {
+	for i := lo; i < hi; i++ {
 		if ctx != nil && ctx.Err() != nil {
-			return nil // forContext reports the parent's error
+			return true, nil
 		}
 		if err := body(i); err != nil {
-			return err
+			return true, err
 		}
 	}
-	return nil
+	return false, nil
+}
+
+// shiftBody returns body with its index shifted by k: the rest [k, n) of a
+// loop run as a loop over [0, n-k).
+func shiftBody(body func(i int) error, k int) func(i int) error {
+	if k == 0 {
+		return body
+	}
+	return func(i int) error { return body(k + i) }
 }

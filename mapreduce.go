@@ -111,12 +111,22 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 		panic("magpie: Reduce called with a nil combine")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(r, len(in), grain) {
-		return reduceSeq(in, zero, fold)
+	rest := func(k int) A {
+		s := foldSpec(in[k:], fold, combine, grain)
+		s.zero = zero
+		return runRange(r, len(in)-k, s)
 	}
-	s := foldSpec(in, fold, combine, grain)
-	s.zero = zero
-	return runRange(r, len(in), s)
+	if smallInline(r, len(in), grain) {
+		if len(in) <= slackBatch {
+			return reduceSeq(in, zero, fold) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go): the rest is folded
+		// from zero and combined after the inline part.
+		return reduceWhileSlack(r, len(in), grain, zero, func(acc A, lo, hi int) A {
+			return foldLoop(in[lo:hi], acc, fold)
+		}, rest, combine)
+	}
+	return rest(0)
 }
 
 // foldSpec is the range spec of Reduce and ReduceWith: each piece folds
@@ -124,12 +134,7 @@ func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 // the spec's zero or newZero.
 func foldSpec[E, A any](in []E, fold func(A, E) A, combine func(A, A) A, grain int) *rangeSpec[A] {
 	return &rangeSpec[A]{
-		leaf: func(acc A, lo, hi int) A {
-			for _, x := range in[lo:hi] {
-				acc = fold(acc, x)
-			}
-			return acc
-		},
+		leaf:    func(acc A, lo, hi int) A { return foldLoop(in[lo:hi], acc, fold) },
 		combine: combine,
 		grain:   grain,
 	}
@@ -167,12 +172,22 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 		return newAcc()
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(r, len(in), grain) {
-		return reduceSeq(in, fresh(), fold)
+	rest := func(k int) A {
+		s := foldSpec(in[k:], fold, combine, grain)
+		s.newZero = fresh
+		return runRange(r, len(in)-k, s)
 	}
-	s := foldSpec(in, fold, combine, grain)
-	s.newZero = fresh
-	return runRange(r, len(in), s)
+	if smallInline(r, len(in), grain) {
+		if len(in) <= slackBatch {
+			return reduceSeq(in, fresh(), fold) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go): the rest starts
+		// from accumulators of its own and is combined after.
+		return reduceWhileSlack(r, len(in), grain, fresh(), func(acc A, lo, hi int) A {
+			return foldLoop(in[lo:hi], acc, fold)
+		}, rest, combine)
+	}
+	return rest(0)
 }
 
 // Filter returns, in their original order, the elements of in for which
@@ -301,14 +316,25 @@ func Count[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Opt
 		panic("magpie: Count called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
-	if smallInline(r, len(s), grain) {
-		return countSeq(s, pred, 0)
+	rest := func(k int) int {
+		s := s[k:]
+		return runRange(r, len(s), &rangeSpec[int]{
+			leaf:    func(c int, lo, hi int) int { return countLeaf(s[lo:hi], pred, c) },
+			combine: add[int],
+			grain:   grain,
+		})
 	}
-	return runRange(r, len(s), &rangeSpec[int]{
-		leaf:    func(c int, lo, hi int) int { return countSeq(s[lo:hi], pred, c) },
-		combine: add[int],
-		grain:   grain,
-	})
+	if smallInline(r, len(s), grain) {
+		if len(s) <= slackBatch {
+			return countSeq(s, pred) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go); the rest's count is
+		// added.
+		return reduceWhileSlack(r, len(s), grain, 0, func(c int, lo, hi int) int {
+			return countLeaf(s[lo:hi], pred, c)
+		}, rest, add[int])
+	}
+	return rest(0)
 }
 
 // The small-input paths of the helpers: plain loops on the caller, with a
@@ -322,16 +348,30 @@ func mapSeq[E, R any](in []E, out []R, f func(E) R) {
 	}
 }
 
+// reduceSeq and countSeq are the loops of Reduce and Count over at most
+// slackBatch elements on the caller, with a panic turned into a
+// *forkjoin.PanicError as on the pool.
 func reduceSeq[E, A any](in []E, acc A, fold func(A, E) A) A {
 	defer rethrow()
+	return foldLoop(in, acc, fold)
+}
+
+func countSeq[E any](s []E, pred func(E) bool) int {
+	defer rethrow()
+	return countLeaf(s, pred, 0)
+}
+
+// foldLoop and countLeaf are the leaves of Reduce and Count, on a worker
+// or on the caller (inlineWhileSlack turns a panic into a
+// *forkjoin.PanicError there).
+func foldLoop[E, A any](in []E, acc A, fold func(A, E) A) A {
 	for _, x := range in {
 		acc = fold(acc, x)
 	}
 	return acc
 }
 
-func countSeq[E any](s []E, pred func(E) bool, c int) int {
-	defer rethrow()
+func countLeaf[E any](s []E, pred func(E) bool, c int) int {
 	for _, x := range s {
 		if pred(x) {
 			c++

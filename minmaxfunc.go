@@ -43,23 +43,38 @@ func checkBestArgs(api string, n int, haveCmp bool) {
 // cmp(later, earlier), as that loop calls it.
 func bestIndex[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, max bool, opts []Option) int {
 	grain := collectOptions(opts).grain
-	if smallInline(r, len(s), grain) {
-		return bestSeqCaught(s, cmp, max)
+	// rest finds the best of s[k:] through the engine, as an index into s.
+	rest := func(k int) int {
+		return runRange(r, len(s)-k, &rangeSpec[int]{
+			leaf:    func(best, lo, hi int) int { return bestSeq(s, k+lo, k+hi, best, cmp, max) },
+			combine: func(a, b int) int { return bestOf(s, a, b, cmp, max) },
+			zero:    -1,
+			grain:   grain,
+		})
 	}
-	return runRange(r, len(s), &rangeSpec[int]{
-		leaf: func(best, lo, hi int) int { return bestSeq(s, lo, hi, best, cmp, max) },
-		combine: func(a, b int) int {
-			if a < 0 {
-				return b
-			}
-			if b >= 0 && better(cmp(s[b], s[a]), max) {
-				return b
-			}
-			return a
-		},
-		zero:  -1,
-		grain: grain,
-	})
+	if smallInline(r, len(s), grain) {
+		if len(s) <= slackBatch {
+			return bestSeqCaught(s, cmp, max) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go); the rest's best
+		// wins only if strictly better.
+		return reduceWhileSlack(r, len(s), grain, -1, func(best, lo, hi int) int {
+			return bestSeq(s, lo, hi, best, cmp, max)
+		}, rest, func(a, b int) int { return bestOf(s, a, b, cmp, max) })
+	}
+	return rest(0)
+}
+
+// bestOf combines the bests a and b of two adjacent pieces, a's first
+// (-1: a piece that has seen nothing): b wins only if strictly better.
+func bestOf[S ~[]E, E any](s S, a, b int, cmp func(a, b E) int, max bool) int {
+	if a < 0 {
+		return b
+	}
+	if b >= 0 && better(cmp(s[b], s[a]), max) {
+		return b
+	}
+	return a
 }
 
 // better reports whether cmp's result c says the later element beats the
@@ -84,6 +99,8 @@ func bestSeq[S ~[]E, E any](s S, lo, hi, best int, cmp func(a, b E) int, max boo
 	return best
 }
 
+// bestSeqCaught is bestSeq over at most slackBatch elements on the caller,
+// with a panic turned into a *forkjoin.PanicError as on the pool.
 func bestSeqCaught[S ~[]E, E any](s S, cmp func(a, b E) int, max bool) int {
 	defer rethrow()
 	return bestSeq(s, 0, len(s), -1, cmp, max)

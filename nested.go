@@ -56,18 +56,28 @@ func ForRangeW(r forkjoin.Runner, n int, body func(r forkjoin.Runner, lo, hi int
 func forRangeW(api string, r forkjoin.Runner, n int, body func(r forkjoin.Runner, lo, hi int), opts []Option) {
 	checkRunner(api, r)
 	checkN(api, n)
-	s := &rangeSpec[struct{}]{
+	grain := collectOptions(opts).grain
+	k := 0
+	if smallInline(r, n, grain) {
+		if n == 0 {
+			return
+		}
+		// Inline while the slack lasts (slackgate.go), handing body the
+		// caller's Runner; the rest, if any, below.
+		if k = inlineWhileSlack(r, n, grain, func(lo, hi int) { body(r, lo, hi) }); k == n {
+			return
+		}
+	}
+	forRangeWFrom(r, k, n, body, grain)
+}
+
+// forRangeWFrom is forRangeW's loop over [k, n) through the engine.
+func forRangeWFrom(r forkjoin.Runner, k, n int, body func(r forkjoin.Runner, lo, hi int), grain int) {
+	runRange(r, n-k, &rangeSpec[struct{}]{
 		leafOn: func(r forkjoin.Runner, _ struct{}, lo, hi int) struct{} {
-			body(r, lo, hi)
+			body(r, k+lo, k+hi)
 			return struct{}{}
 		},
-		grain: collectOptions(opts).grain,
-	}
-	if smallInline(r, n, s.grain) {
-		if n > 0 {
-			inlineLeaf(s, r, struct{}{}, 0, n)
-		}
-		return
-	}
-	runRange(r, n, s)
+		grain: grain,
+	})
 }

@@ -24,10 +24,11 @@ import "github.com/magpie-go/magpie/forkjoin"
 // the caller (a Grain covering n, a pool of one worker, or a short loop
 // the probe keeps on the caller, from outside or inside a task); once more
 // per chunk when the task probe shares a short loop inside a task with idle
-// workers; otherwise once per piece: with Grain(g) about n/g times
-// (each piece holds at most g indices), adaptively once plus once per split,
-// and lazy splitting splits only when a worker is idle, typically a few
-// times per worker. init must be safe to call concurrently. r, the options
+// workers, and once more when a short loop started on a worker with slack
+// queued hands its rest to the probe (slackgate.go); otherwise once per
+// piece: with Grain(g) about n/g times (each piece holds at most g
+// indices), adaptively once plus once per split, and lazy splitting splits
+// only when a worker is idle, typically a few times per worker. init must be safe to call concurrently. r, the options
 // and panics (in init as in body) are as for For. ForInit panics if init
 // or body is nil or n is negative.
 func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, i int), opts ...Option) {
@@ -44,15 +45,27 @@ func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, 
 	}
 	fresh := freshState(init)
 	grain := collectOptions(opts).grain
+	k := 0
 	if smallInline(r, n, grain) {
-		forInitSeq(fresh(), n, body)
-		return
+		if n <= slackBatch {
+			forInitSeq(fresh(), n, body) // the plain loop: no slack check (slackgate.go)
+			return
+		}
+		// Inline while the slack lasts (slackgate.go), with one state; the
+		// rest, if any, below, with states of its own.
+		st := fresh()
+		if k = inlineWhileSlack(r, n, grain, func(lo, hi int) { forInitLoop(st, lo, hi, body) }); k == n {
+			return
+		}
 	}
-	runRange(r, n, &rangeSpec[T]{
+	forInitRange(r, k, n, fresh, body, grain)
+}
+
+// forInitRange is ForInit's loop over [k, n) through the engine.
+func forInitRange[T any](r forkjoin.Runner, k, n int, fresh func() T, body func(state T, i int), grain int) {
+	runRange(r, n-k, &rangeSpec[T]{
 		leaf: func(st T, lo, hi int) T {
-			for i := lo; i < hi; i++ {
-				body(st, i)
-			}
+			forInitLoop(st, k+lo, k+hi, body)
 			return st
 		},
 		newZero: fresh,
@@ -85,22 +98,33 @@ func MapInit[E, R, T any](r forkjoin.Runner, in []E, init func() T, f func(state
 	}
 	fresh := freshState(init)
 	grain := collectOptions(opts).grain
+	k := 0
 	if smallInline(r, len(in), grain) {
-		mapInitSeq(fresh(), in, out, f)
-		return out
+		if len(in) <= slackBatch {
+			mapInitSeq(fresh(), in, out, f) // the plain loop: no slack check (slackgate.go)
+			return out
+		}
+		// Inline while the slack lasts (slackgate.go), with one state; the
+		// rest, if any, below, with states of its own.
+		st := fresh()
+		if k = inlineWhileSlack(r, len(in), grain, func(lo, hi int) { mapInitLoop(st, in[lo:hi], out[lo:hi], f) }); k == len(in) {
+			return out
+		}
 	}
+	mapInitRange(r, in[k:], out[k:], fresh, f, grain)
+	return out
+}
+
+// mapInitRange is MapInit's loop through the engine.
+func mapInitRange[E, R, T any](r forkjoin.Runner, in []E, out []R, fresh func() T, f func(state T, x E) R, grain int) {
 	runRange(r, len(in), &rangeSpec[T]{
 		leaf: func(st T, lo, hi int) T {
-			in, out := in[lo:hi], out[lo:hi]
-			for i, x := range in {
-				out[i] = f(st, x)
-			}
+			mapInitLoop(st, in[lo:hi], out[lo:hi], f)
 			return st
 		},
 		newZero: fresh,
 		grain:   grain,
 	})
-	return out
 }
 
 // freshState wraps init so that its panic reaches the caller as a
@@ -112,15 +136,29 @@ func freshState[T any](init func() T) func() T {
 	}
 }
 
+// forInitSeq and mapInitSeq are the loops of ForInit and MapInit over at
+// most slackBatch indices on the caller, with a panic turned into a
+// *forkjoin.PanicError as on the pool.
 func forInitSeq[T any](st T, n int, body func(T, int)) {
 	defer rethrow()
-	for i := range n {
-		body(st, i)
-	}
+	forInitLoop(st, 0, n, body)
 }
 
 func mapInitSeq[E, R, T any](st T, in []E, out []R, f func(T, E) R) {
 	defer rethrow()
+	mapInitLoop(st, in, out, f)
+}
+
+// forInitLoop and mapInitLoop are the leaves of ForInit and MapInit, on a
+// worker or on the caller (inlineWhileSlack turns a panic into a
+// *forkjoin.PanicError there).
+func forInitLoop[T any](st T, lo, hi int, body func(T, int)) {
+	for i := lo; i < hi; i++ {
+		body(st, i)
+	}
+}
+
+func mapInitLoop[E, R, T any](st T, in []E, out []R, f func(T, E) R) {
 	out = out[:len(in)]
 	for i, x := range in {
 		out[i] = f(st, x)

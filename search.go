@@ -23,13 +23,23 @@ func IndexFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ..
 		panic("magpie: IndexFunc called with a nil predicate")
 	}
 	grain := collectOptions(opts).grain
+	k := 0
 	if smallInline(r, len(s), grain) {
-		return indexSeq(s, pred, true)
+		if len(s) <= slackBatch {
+			return indexSeq(s, pred, true) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go): a match there is
+		// the first; otherwise the rest is searched below.
+		i, at := indexWhileSlack(r, s, pred, true, grain)
+		if i >= 0 || at == len(s) {
+			return i
+		}
+		k = at
 	}
-	lim := newRangeLimit(len(s))
-	search(r, s, pred, true, false, grain, lim)
-	if i := lim.load(); i < len(s) {
-		return i
+	lim := newRangeLimit(len(s) - k)
+	search(r, s[k:], pred, true, false, grain, lim)
+	if i := lim.load(); i < len(s)-k {
+		return k + i
 	}
 	return -1
 }
@@ -80,7 +90,16 @@ func exists[S ~[]E, E any](api string, r forkjoin.Runner, s S, pred func(E) bool
 	}
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(s), grain) {
-		return indexSeq(s, pred, want) >= 0
+		if len(s) <= slackBatch {
+			return indexSeq(s, pred, want) >= 0 // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go); the rest, if any,
+		// below.
+		i, k := indexWhileSlack(r, s, pred, want, grain)
+		if i >= 0 || k == len(s) {
+			return i >= 0
+		}
+		s = s[k:]
 	}
 	lim := newRangeLimit(len(s))
 	search(r, s, pred, want, true, grain, lim)
@@ -151,11 +170,33 @@ func scanFirst[E any](s []E, base int, pred func(E) bool, want bool, bound *atom
 	return -1
 }
 
-// indexSeq is the small-input path of the search helpers: the index of the
-// first element with pred(e) == want, or -1, with a panic turned into a
-// *forkjoin.PanicError as on the pool.
+// indexWhileSlack is the small-input path of the search helpers: s run
+// inline while the slack lasts (inlineWhileSlack). It returns the index of
+// the first element with pred(e) == want, or -1 and the first index not
+// run (len(s), or where the slack was gone: the caller searches the rest).
+// Once a match is found the later batches run nothing.
+func indexWhileSlack[E any](r forkjoin.Runner, s []E, pred func(E) bool, want bool, grain int) (found, k int) {
+	found = -1
+	k = inlineWhileSlack(r, len(s), grain, func(lo, hi int) {
+		if found < 0 {
+			if i := indexLoop(s[lo:hi], pred, want); i >= 0 {
+				found = lo + i
+			}
+		}
+	})
+	return found, k
+}
+
+// indexSeq is indexLoop over at most slackBatch elements on the caller,
+// with a panic turned into a *forkjoin.PanicError as on the pool.
 func indexSeq[E any](s []E, pred func(E) bool, want bool) int {
 	defer rethrow()
+	return indexLoop(s, pred, want)
+}
+
+// indexLoop returns the index of the first element of s with pred(e) ==
+// want, or -1.
+func indexLoop[E any](s []E, pred func(E) bool, want bool) int {
 	for i, x := range s {
 		if pred(x) == want {
 			return i

@@ -19,11 +19,28 @@ import "github.com/magpie-go/magpie/forkjoin"
 // caller, the rest [k, n) is handed over whole and only after the last
 // batch has returned.
 //
-// Scope: For, ForRange, Map and MapInPlace (inlineWhileSlack;
-// TestShortLoopSlackGoneGoesParallel). The reducing and searching helpers
-// (Reduce, Count, Filter, Any/All, ...) still run their slack-gated loops
-// inline to the end: handing over their rest needs the inline part's
-// result combined with the rest's in index order.
+// A helper that reduces (Reduce, ReduceWith, Count, MinFunc, MaxFunc)
+// folds the batches into one accumulator, then combines it with the
+// rest's result, the inline part first (reduceWhileSlack): the same
+// ordered combine as two adjacent pieces of the engine, so the result is
+// the one the helper documents for any cut. Filter and FilterMap put the
+// inline part's kept elements before the rest's segments; IndexFunc, Any,
+// All and ContainsFunc return a match found inline (the first, since the
+// inline part holds the lowest indices) and search only the rest
+// otherwise (indexWhileSlack). ForErr, ForContext, MapErr and MapContext
+// return an error (or a done context) met inline, the first in index
+// order, and otherwise run the rest with the index shifted by k
+// (forErrInline). Map2, ForInit, MapInit, ForW and ForRangeW run the rest
+// on the slices from k or with the indices shifted by k, ForInit and
+// MapInit with states of its own.
+//
+// Scope: For, ForRange, Map, MapInPlace and the helpers above
+// (TestShortLoopSlackGoneGoesParallel, one subtest each;
+// TestSlackGoneSequentialResult; TestSlackGonePanicIsPanicError). Not
+// gated: Sum, Min and Max (no user function: a short slice's cost is
+// bounded by its length, a few operators per element), ForChunks and
+// Do (a Grain of at least 1: they never take this path), Scan
+// (shortByCount).
 
 // slackBatch is the first batch of a slack-gated loop and the largest loop
 // that runs with no re-check.
@@ -51,6 +68,28 @@ func inlineWhileSlack(r forkjoin.Runner, n, grain int, run func(lo, hi int)) int
 		}
 		end = min(n, k*slackGrowth)
 	}
+}
+
+// reduceWhileSlack is inlineWhileSlack for a helper whose pieces reduce:
+// leaf folds [lo, hi) into acc, starting from acc; if the slack goes at k
+// before n, rest(k) returns the result of [k, n) through the engine (the
+// task probe, runRange), and the result is combine(inline part, rest), in
+// index order. A loop of at most slackBatch indices is leaf(acc, 0, n).
+func reduceWhileSlack[A any](r forkjoin.Runner, n, grain int, acc A, leaf func(acc A, lo, hi int) A,
+	rest func(k int) A, combine func(a, b A) A) A {
+	k := inlineWhileSlack(r, n, grain, func(lo, hi int) { acc = leaf(acc, lo, hi) })
+	if k == n {
+		return acc
+	}
+	return combineCaught(combine, acc, rest(k))
+}
+
+// combineCaught is combine(a, b) on the caller's goroutine, with a panic
+// turned into a *forkjoin.PanicError, as a combine run in a task reaches
+// the caller.
+func combineCaught[A any](combine func(a, b A) A, a, b A) A {
+	defer rethrow()
+	return combine(a, b)
 }
 
 // slackGrowth is the factor by which a slack-gated loop's done part grows

@@ -77,7 +77,9 @@ import (
 // deque for the idle workers (Worker.Surplus() >= 1, the engine's own test
 // for having enough parallel slack) runs a short loop on itself, with no
 // probe, so that fine-grained loops nested in a busy computation cost
-// nothing extra. A longer loop measures its iterations with the clock as it
+// nothing extra; past 16 indices it re-checks the slack between batches
+// and hands the rest to the probe once the slack is gone (slackgate.go;
+// TestShortLoopSlackGoneGoesParallel). A longer loop measures its iterations with the clock as it
 // goes (outside) or goes to the engine (inside). To split a short loop of
 // expensive iterations from the start, pass a Grain smaller than n, such
 // as Grain(1), or use Do.

@@ -25,21 +25,30 @@ func Map2[A, B, R any](r forkjoin.Runner, a []A, b []B, f func(A, B) R, opts ...
 	}
 	out := make([]R, len(a))
 	grain := collectOptions(opts).grain
+	k := 0
 	if smallInline(r, len(a), grain) {
-		map2Seq(a, b, out, f)
-		return out
+		if len(a) <= slackBatch {
+			map2Seq(a, b, out, f) // the plain loop: no slack check (slackgate.go)
+			return out
+		}
+		// Inline while the slack lasts (slackgate.go); the rest, if any, below.
+		if k = inlineWhileSlack(r, len(a), grain, func(lo, hi int) { map2Loop(a[lo:hi], b[lo:hi], out[lo:hi], f) }); k == len(a) {
+			return out
+		}
 	}
+	map2Range(r, a[k:], b[k:], out[k:], f, grain)
+	return out
+}
+
+// map2Range is Map2's loop through the engine.
+func map2Range[A, B, R any](r forkjoin.Runner, a []A, b []B, out []R, f func(A, B) R, grain int) {
 	runRange(r, len(a), &rangeSpec[struct{}]{
 		leaf: func(_ struct{}, lo, hi int) struct{} {
-			a, b, out := a[lo:hi], b[lo:hi], out[lo:hi]
-			for i, x := range a {
-				out[i] = f(x, b[i])
-			}
+			map2Loop(a[lo:hi], b[lo:hi], out[lo:hi], f)
 			return struct{}{}
 		},
 		grain: grain,
 	})
-	return out
 }
 
 // FilterMap returns, in the order of in, f(x) for every element x of in
@@ -83,8 +92,29 @@ func filterMap[E, R any](r forkjoin.Runner, in []E, f func(E) (R, bool), opts []
 func filterLeaves[E, R any](r forkjoin.Runner, in []E, appendKept func(seg []R, part []E) []R, opts []Option) []R {
 	grain := collectOptions(opts).grain
 	if smallInline(r, len(in), grain) {
-		return filterLeavesSeq(in, appendKept)
+		if len(in) <= slackBatch {
+			return filterLeavesSeq(in, appendKept) // the plain loop: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go); the rest's segments
+		// follow the inline part's.
+		var seg []R
+		k := inlineWhileSlack(r, len(in), grain, func(lo, hi int) { seg = appendKept(seg, in[lo:hi]) })
+		if k == len(in) {
+			return seg
+		}
+		segs := filterSegments(r, in[k:], appendKept, grain)
+		if len(seg) > 0 {
+			segs = append([][]R{seg}, segs...)
+		}
+		return concatSegments(segs)
 	}
+	return concatSegments(filterSegments(r, in, appendKept, grain))
+}
+
+// filterSegments runs filterLeaves' loop over in through the engine and
+// returns what the pieces kept, a segment per piece that kept something,
+// in order.
+func filterSegments[E, R any](r forkjoin.Runner, in []E, appendKept func(seg []R, part []E) []R, grain int) [][]R {
 	s := &rangeSpec[[][]R]{
 		// A piece that continues an earlier one appends to its last
 		// segment, a new piece adds a segment only if it keeps something,
@@ -104,7 +134,7 @@ func filterLeaves[E, R any](r forkjoin.Runner, in []E, appendKept func(seg []R, 
 		combine: func(a, b [][]R) [][]R { return append(a, b...) },
 		grain:   grain,
 	}
-	return concatSegments(runRange(r, len(in), s))
+	return runRange(r, len(in), s)
 }
 
 // concatSegments returns the segments joined in order (nil if empty),
@@ -173,16 +203,25 @@ func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Op
 	})
 }
 
+// map2Seq is Map2's loop over at most slackBatch elements on the caller,
+// with a panic turned into a *forkjoin.PanicError as on the pool.
 func map2Seq[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
 	defer rethrow()
+	map2Loop(a, b, out, f)
+}
+
+// map2Loop is Map2's leaf, on a worker or on the caller
+// (inlineWhileSlack turns a panic into a *forkjoin.PanicError there).
+func map2Loop[A, B, R any](a []A, b []B, out []R, f func(A, B) R) {
 	b, out = b[:len(a)], out[:len(a)]
 	for i, x := range a {
 		out[i] = f(x, b[i])
 	}
 }
 
-// filterLeavesSeq is the small-input path of filterLeaves, with a panic
-// turned into a *forkjoin.PanicError as on the pool.
+// filterLeavesSeq is filterLeaves' loop over at most slackBatch elements
+// on the caller, with a panic turned into a *forkjoin.PanicError as on the
+// pool.
 func filterLeavesSeq[E, R any](in []E, appendKept func(seg []R, part []E) []R) []R {
 	defer rethrow()
 	return appendKept(nil, in)
