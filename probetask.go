@@ -38,11 +38,13 @@ import (
 // *Worker, and with none (a *Pool from a worker's goroutine, possibly of
 // another pool) as Invoke waits (taskShare.wait).
 //
-// Where: runRange and smallInline (split.go) send a short loop here only
-// when a helper could start. A *Worker with slack queued (Surplus() >= 1,
-// slackQueued) runs the loop inline, with no registration: every worker
-// is busy or has its queued tasks to take, and fine-grained loops nested
-// in a busy computation would pay the probe for nothing.
+// Where: runRange (split.go) sends a short loop here from inside a task.
+// A *Worker with slack queued (Surplus() >= 1, slackQueued) does not get
+// here: the helper runs the loop inline while the slack lasts
+// (smallInline, slackgate.go), with no registration, since every worker
+// is busy or has its queued tasks to take and fine-grained loops nested
+// in a busy computation would pay the probe for nothing; only what is
+// left when the slack goes comes here.
 //
 // Invariant: every index of [0, n) runs exactly once. taskRecord.cur
 // holds the loop's generation, n, the first unclaimed index and the shared

@@ -36,6 +36,45 @@ func TestShortLoopSlackGoneGoesParallel(t *testing.T) {
 	}
 }
 
+// TestRunRangeDoesNotInlineBySlack: the engine's entry, as a helper's
+// rest reaches it, with slack queued again by then (an idle worker woke:
+// the surplus counts idle workers) must not run the loop inline to its
+// end: the helpers gate on the slack before they call it (slackgate.go).
+// Every index waits until two run at once; index 0 ends the slack. With
+// runRange's own slack shortcut (removed) the loop ran inline and hung.
+func TestRunRangeDoesNotInlineBySlack(t *testing.T) {
+	two := forkjoin.New(forkjoin.WithParallelism(2))
+	t.Cleanup(two.Close)
+	var stop atomic.Bool
+	t.Cleanup(func() { stop.Store(true) }) // runs first: frees a hung index
+	const n = 64
+	var running atomic.Int32
+	var seenTwo atomic.Bool
+	var ran [n]atomic.Int32
+	testenv.Within(t, "the loop", func() {
+		inSlackTask(two, n, func(w *forkjoin.Worker, gone func()) {
+			runRange(w, n, rangeBodySpec(func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					ran[i].Add(1)
+					if i == 0 {
+						gone()
+					}
+					if running.Add(1) >= 2 {
+						seenTwo.Store(true)
+					}
+					for !seenTwo.Load() && !stop.Load() {
+						runtime.Gosched()
+					}
+					running.Add(-1)
+				}
+			}, 0))
+		})
+	})
+	for i := range ran {
+		require.Equal(t, int32(1), ran[i].Load(), "index %d", i)
+	}
+}
+
 // TestSlackGoneSequentialResult: a slack-gated loop whose slack goes at
 // index j (before the first re-check, at a batch boundary, inside a later
 // batch, at the last index) hands its rest over at the next re-check, and

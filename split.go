@@ -20,7 +20,10 @@ import (
 //     pool has one worker, when a fixed Grain covers n, or, without a
 //     Grain, when n <= SequentialThreshold and the caller is a task's
 //     *Worker with slack queued (Surplus() >= 1, slackQueued): every
-//     worker is busy, or has the caller's queued tasks to steal.
+//     worker is busy, or has the caller's queued tasks to steal. The
+//     helper decides this before it calls runRange (smallInline) and
+//     re-checks the slack between batches (slackgate.go); runRange itself
+//     never inlines by slack (TestRunRangeDoesNotInlineBySlack).
 //  1b. Without a Grain, n <= SequentialThreshold, from inside a task
 //     otherwise (a *Worker whose deque is empty or with a worker idle, or
 //     a *Pool from a worker's goroutine): the task probe (probetask.go).
@@ -262,14 +265,18 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 	if w, ok := r.(*forkjoin.Worker); ok && w != nil {
 		// Inside a task: a short loop goes to the task probe, a longer
 		// one to the engine on w, which splits when a worker is idle.
+		// A short loop is not run inline here because w has slack: every
+		// caller with no grain has asked that already (smallInline) and
+		// runs the loop inline while the slack lasts (slackgate.go), so
+		// a loop that gets here found none, or lost it at k and hands
+		// [k, n) over. Slack seen again now (an idle worker woke: the
+		// surplus counts idle workers) would run the rest inline to its
+		// end, unchecked (TestShortLoopSlackGoneGoesParallel/runRange).
 		p := w.Pool()
 		if runInline(p.Parallelism(), n, s.grain) {
 			return inlineLeaf(s, w, s.start(), 0, n)
 		}
 		if s.grain == 0 && n <= SequentialThreshold {
-			if slackQueued(w) {
-				return inlineLeaf(s, w, s.start(), 0, n)
-			}
 			return taskProbeRun(s, w, w, p, n)
 		}
 		return computeOn(w, s, n)
