@@ -75,7 +75,14 @@
 //     afterwards fails with ErrClosed.
 //   - Tasks should not block: a blocked worker holds up a core's worth of
 //     the pool. Wrap unavoidable blocking in Block, which runs a
-//     compensating worker meanwhile.
+//     compensating worker meanwhile. A task that blocks outside Block
+//     also holds up the forks it has not yet published: a worker keeps
+//     its newest forks private until a thief asks and publishes them at
+//     its next fork, join or Block, so a task that waits (on a channel,
+//     say) for one of its own forks must wait through Join or Block
+//     (TestBlockPublishesForkedWork). Unlike Java's ForkJoinPool, where
+//     every fork is stealable at once, the pool's idle workers cannot
+//     take them meanwhile.
 //   - InvokeContext and SubmitContext make a computation cancelable;
 //     long tasks can poll Worker.Err (see Contexts below).
 //
