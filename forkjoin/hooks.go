@@ -30,8 +30,9 @@ package forkjoin
 //
 // Hooks should be short: a worker in start runs no task (a join waiting
 // in a hook, of an Invoke run inline there, helps with that computation
-// alone: TestHookJoinRunsNoSubmission), and the pool looks busy meanwhile. They should not wait for work on their own pool:
-// an exit hook runs on a pool that is closing. Blocking called from a hook
+// alone: TestHookJoinRunsNoSubmission), and the pool looks busy
+// meanwhile. They should not wait for work on their own pool: an exit
+// hook runs on a pool that is closing. Blocking called from a hook
 // calls its function plainly, with no compensating worker and no task run
 // meanwhile: a hook holds no task's place, and a compensating worker's
 // hooks would start the next one (TestBlockingInHookRunsPlain).
