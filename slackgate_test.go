@@ -3,6 +3,7 @@ package magpie
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -362,6 +363,13 @@ func inSlackTask(two *forkjoin.Pool, n int, loop func(w *forkjoin.Worker, gone f
 	var freed sync.Once
 	free := func() { freed.Do(func() { close(release) }) }
 	defer free()
+	// A compensating worker that an earlier loop's Block started (a probe
+	// waiting for its helper) lives, idle, until it next finds no work,
+	// and an idle worker is no slack: wait until it has gone (callers
+	// hold a hang limit).
+	for two.Stats().Workers > two.Parallelism() {
+		runtime.Gosched()
+	}
 	if err := two.Execute(func(*forkjoin.Worker) { close(busy); <-release }); err != nil {
 		panic(err)
 	}
@@ -370,7 +378,7 @@ func inSlackTask(two *forkjoin.Pool, n int, loop func(w *forkjoin.Worker, gone f
 		stolen := make(chan struct{})
 		f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(stolen); return 1 })
 		if !smallInline(w, n, 0) {
-			panic("no slack at the loop's start: the test does not test the gate")
+			panic(fmt.Sprintf("no slack at the loop's start: the test does not test the gate (surplus %d, %v)", w.Surplus(), two.Stats()))
 		}
 		loop(w, func() { free(); <-stolen })
 		free() // gone not called: w joins its own sibling
