@@ -3,9 +3,11 @@ package forkjoin
 // Block runs fn, which may block (I/O, a lock, a channel receive, a sleep),
 // on behalf of a task running on w, without starving the pool: while fn
 // runs, a compensating worker takes w's place, so that the pool keeps
-// Parallelism() workers running tasks. The compensating worker retires once
-// it finds no work after fn has returned. This is the analogue of Java's
-// ForkJoinPool.managedBlock.
+// Parallelism() workers running tasks. Once fn has returned, the
+// compensating worker retires as soon as it is between two tasks with none
+// of its own left, or finds no work: under steady load too, so that the pool
+// goes back to Parallelism() workers (TestSpareRetiresUnderSteadyLoad). This
+// is the analogue of Java's ForkJoinPool.managedBlock.
 //
 // At most WithMaxBlocked compensating workers run at once (by default the
 // pool's parallelism); beyond that, fn runs without compensation. Use Block

@@ -484,6 +484,27 @@ func (w *Worker) exitIdle() bool {
 	return false
 }
 
+// retiringBusy reports whether w, a compensating worker between two tasks,
+// leaves its loop although work may be waiting: it was told to retire (the
+// task it stood in for has returned from Block) and holds no task of its
+// own, so that nothing is left where only it would look. The pool's
+// Parallelism() workers take the rest. Without this check a spare left only
+// once it found no work, so under steady load the pool ran one worker more
+// than its parallelism for as long as the load lasted
+// (TestSpareRetiresUnderSteadyLoad). As exitIdle, it drops the functions of
+// taken submission slots first, and, since it leaves work behind, it wakes
+// a sleeper if any work is visible (a worker goes to sleep only after
+// finding none, and whoever makes work visible later wakes one; the call is
+// a safety net on a path taken once per Block).
+func (w *Worker) retiringBusy() bool {
+	if !w.retire.Load() || w.deque.OwnerLen() != 0 {
+		return false
+	}
+	w.pool.inj.trimSpares()
+	w.pool.wakeIfWork()
+	return true
+}
+
 // loop is the worker goroutine's scheduling loop.
 func (w *Worker) loop() {
 	p := w.pool
@@ -545,6 +566,14 @@ func (w *Worker) loop() {
 			w.runShares()
 			bo.Reset()
 			continue
+		}
+		if w.spare && w.retiringBusy() {
+			w.flushRetired()
+			if !idle {
+				idle = true
+				p.addIdle(1) // workerExited counts an idle worker out
+			}
+			break
 		}
 		if x := w.findWork(); x != nil {
 			if idle {
