@@ -57,6 +57,21 @@ func callerWorker(p *Pool) *Worker {
 	return nil
 }
 
+// handlerByGoroutine maps the key of a goroutine running a pool's panic
+// handler (reportPanic) to that pool, for as long as the handler runs.
+var handlerByGoroutine sync.Map // goroutineKey() -> *Pool
+
+// cannotWaitFor reports whether the caller must not wait for p's workers
+// to exit: it is one of them, or p's panic handler, which one of them may
+// be waiting for (reportPanic). Close and Shutdown return at once then.
+func cannotWaitFor(p *Pool) bool {
+	if callerWorker(p) != nil {
+		return true
+	}
+	h, ok := handlerByGoroutine.Load(goroutineKey())
+	return ok && h.(*Pool) == p
+}
+
 // stackGoid returns the calling goroutine's id from the first line of its
 // stack trace, "goroutine 123 [running]:". runtime.Stack walks the whole
 // stack even into a small buffer, so it costs more the deeper the caller.

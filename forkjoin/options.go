@@ -82,7 +82,8 @@ func WithMode(m Mode) Option {
 // for it; the worker and the pool carry on however it ends, returning,
 // panicking or calling runtime.Goexit (TestPanicHandlerGoexitLosesNothing).
 // It should not wait for work on the pool: the worker that reports waits
-// for it without helping.
+// for it without helping. Close and Shutdown called from it return at
+// once, as from a task of the pool (TestPanicHandlerCanClose).
 func WithPanicHandler(h func(*PanicError)) Option {
 	return func(c *config) { c.onPanic = h }
 }

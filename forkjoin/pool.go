@@ -153,16 +153,18 @@ func (p *Pool) isRunner() {}
 // idempotent and safe to call concurrently; every call returns after the
 // workers are gone.
 //
-// Called from inside one of the pool's own tasks, Close cannot wait for
-// itself: it stops accepting submissions and returns at once, and the
-// workers exit once the work in flight completes. Close on the Default pool
+// Called from inside one of the pool's own tasks, or from its panic
+// handler (WithPanicHandler), for which a worker may be waiting, Close
+// cannot wait for itself: it stops accepting submissions and returns at
+// once, and the workers exit once the work in flight completes
+// (TestPanicHandlerCanClose). Close on the Default pool
 // does nothing.
 func (p *Pool) Close() {
 	if p = orDefault(p, "Pool.Close"); p.isShared {
 		return
 	}
 	p.beginClose()
-	if callerWorker(p) != nil {
+	if cannotWaitFor(p) {
 		return
 	}
 	<-p.stopped
@@ -191,7 +193,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	p.beginClose()
-	if callerWorker(p) != nil {
+	if cannotWaitFor(p) {
 		return nil
 	}
 	select {

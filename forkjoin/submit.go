@@ -151,12 +151,20 @@ func (e *execNode) complete(w *Worker) {
 // which left the pool counting the task in flight, so that Close hung, and
 // left Futures chained on the source incomplete
 // (TestPanicHandlerGoexitLosesNothing).
+//
+// The handler's goroutine is registered as p's (handlerByGoroutine) while
+// the handler runs, so that Close and Shutdown called from it return at
+// once, as from one of p's tasks: the reporter is often one of p's workers,
+// which waits for the handler, and a Close that waited for the workers to
+// exit waited for that one (TestPanicHandlerCanClose).
 func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer func() { _ = recover() }()
+		handlerByGoroutine.Store(goroutineKey(), p)
+		defer handlerByGoroutine.Delete(goroutineKey())
 		p.onPanic(pe)
 	}()
 	<-done
