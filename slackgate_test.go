@@ -364,9 +364,9 @@ func inSlackTask(two *forkjoin.Pool, n int, loop func(w *forkjoin.Worker, gone f
 	free := func() { freed.Do(func() { close(release) }) }
 	defer free()
 	// A compensating worker that an earlier loop's Block started (a probe
-	// waiting for its helper) lives, idle, until it next finds no work,
-	// and an idle worker is no slack: wait until it has gone (callers
-	// hold a hang limit).
+	// waiting for its helper) lives until it is between two tasks or
+	// finds no work, idle meanwhile here, and an idle worker is no slack:
+	// wait until it has gone (callers hold a hang limit).
 	for two.Stats().Workers > two.Parallelism() {
 		runtime.Gosched()
 	}
