@@ -121,8 +121,8 @@ func (d doneTask) Compute(*forkjoin.Worker) struct{} { d.wg.Done(); return struc
 // GOMAXPROCS is the pool of BenchmarkSubmit1M. The "chan" row drains a
 // channel holding b.N funcs with GOMAXPROCS goroutines in the same way.
 func BenchmarkSubmitDrain(b *testing.B) {
-	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
-		if workers > 1 && runtime.GOMAXPROCS(0) == 1 {
+	for i, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		if i > 0 && workers == 1 {
 			break // the one-worker row again
 		}
 		b.Run(fmt.Sprintf("magpie/workers=%d", workers), func(b *testing.B) {
