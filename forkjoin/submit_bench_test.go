@@ -112,3 +112,62 @@ func (d doneAction) Compute(*forkjoin.Worker) { d.wg.Done() }
 type doneTask struct{ wg *sync.WaitGroup }
 
 func (d doneTask) Compute(*forkjoin.Worker) struct{} { d.wg.Done(); return struct{}{} }
+
+// BenchmarkSubmitDrain: how fast the workers drain a backlog of tiny
+// Executes, without a submitter competing for the processors. Every worker
+// is held while b.N tasks (each wg.Done) are queued from one goroutine;
+// only the drain, from the release to the last task, is timed. One op is
+// one task. With workers=1 no two workers contend for the take; workers=
+// GOMAXPROCS is the pool of BenchmarkSubmit1M. The "chan" row drains a
+// channel holding b.N funcs with GOMAXPROCS goroutines in the same way.
+func BenchmarkSubmitDrain(b *testing.B) {
+	for i, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		if i > 0 && workers == 1 {
+			break // the one-worker row again
+		}
+		b.Run(fmt.Sprintf("magpie/workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			p := forkjoin.New(forkjoin.WithParallelism(workers))
+			defer p.Close()
+			gate := make(chan struct{})
+			var held sync.WaitGroup
+			held.Add(workers)
+			for range workers {
+				if err := p.Execute(func(*forkjoin.Worker) { held.Done(); <-gate }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			held.Wait()
+			var wg sync.WaitGroup
+			wg.Add(b.N)
+			task := func(*forkjoin.Worker) { wg.Done() }
+			for range b.N {
+				if err := p.Execute(task); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			close(gate)
+			wg.Wait()
+		})
+	}
+	b.Run("chan", func(b *testing.B) {
+		ch := make(chan func(), b.N)
+		var wg sync.WaitGroup
+		wg.Add(b.N)
+		task := func() { wg.Done() }
+		for range b.N {
+			ch <- task
+		}
+		close(ch)
+		b.ResetTimer()
+		for range runtime.GOMAXPROCS(0) {
+			go func() {
+				for f := range ch {
+					f()
+				}
+			}()
+		}
+		wg.Wait()
+	})
+}
