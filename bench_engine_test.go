@@ -10,12 +10,13 @@ package magpie_test
 //	forrange       magpie.ForRange, the body's loop inlined (the user's own code)
 //	forrange-func  magpie.ForRange calling the same function value per element
 //	reduce, for    the helper under test
+//	reducerange    magpie.ReduceRange, the same fold with the leaf's loop inlined
 //
 // Run one GOMAXPROCS per process, interleaved rounds (docs/benchmarks.md,
 // "Reduce and For against ForRange"):
 //
 //	go test -c -o magpie.test .
-//	for r in $(seq 8); do for i in seq seq-func forrange forrange-func reduce; do
+//	for r in $(seq 8); do for i in seq seq-func forrange forrange-func reduce reducerange; do
 //	  ./magpie.test -test.run '^$' -test.bench "^BenchmarkEngineSum$/^impl=$i\$" \
 //	    -test.benchtime 5x -test.cpu 2; done; done > sum.txt
 //	benchstat -col /impl sum.txt
@@ -157,6 +158,16 @@ func BenchmarkEngineSum(b *testing.B) {
 	})
 	b.Run("impl=reduce", func(b *testing.B) {
 		run(b, func(p *forkjoin.Pool) int64 { return magpie.Reduce(p, in, 0, fold, engineAdd) })
+	})
+	b.Run("impl=reducerange", func(b *testing.B) {
+		run(b, func(p *forkjoin.Pool) int64 {
+			return magpie.ReduceRange(p, len(in), 0, func(s int64, lo, hi int) int64 {
+				for _, x := range in[lo:hi] {
+					s += engineTerm(x)
+				}
+				return s
+			}, engineAdd)
+		})
 	})
 }
 

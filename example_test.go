@@ -84,6 +84,31 @@ func ExampleReduce() {
 	// Output: workers
 }
 
+func ExampleReduceRange() {
+	// The first index where f is largest over [0, n). The leaf's loop
+	// computes f inline, with nothing called per index; combine keeps the
+	// left piece's best on ties, as the sequential loop does.
+	f := func(i int) int { return i * 7919 % 1000 }
+	type best struct{ i, v int }
+	b := magpie.ReduceRange(nil, 100_000, best{-1, -1},
+		func(acc best, lo, hi int) best {
+			for i := lo; i < hi; i++ {
+				if v := f(i); v > acc.v {
+					acc = best{i, v}
+				}
+			}
+			return acc
+		},
+		func(a, b best) best {
+			if b.v > a.v {
+				return b
+			}
+			return a
+		})
+	fmt.Println(b.i, b.v)
+	// Output: 321 999
+}
+
 func ExampleFilter() {
 	xs := []int{5, 8, 13, 21, 34, 55, 89, 144}
 	even := magpie.Filter(nil, xs, func(x int) bool { return x%2 == 0 })

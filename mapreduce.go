@@ -98,9 +98,9 @@ func MapInPlace[S ~[]E, E any](r forkjoin.Runner, s S, f func(E) E, opts ...Opti
 //
 // fold is called through a function value once per element, as For calls
 // its body: for a fold of a few nanoseconds that call is a large part of
-// the cost, and ForRange with a partial per subrange, or Sum, Min and Max,
-// which loop with the operator inlined, are faster (docs/benchmarks.md,
-// "Reduce and For against ForRange").
+// the cost, and ReduceRange, whose leaf is the caller's own loop with the
+// fold inlined, or Sum, Min and Max, which loop with the operator inlined,
+// are faster (docs/benchmarks.md, "Reduce and For against ForRange").
 func Reduce[E, A any](r forkjoin.Runner, in []E, zero A, fold func(A, E) A,
 	combine func(A, A) A, opts ...Option) A {
 	checkRunner("Reduce", r)
@@ -188,6 +188,73 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 		}, rest, combine)
 	}
 	return rest(0)
+}
+
+// ReduceRange is Reduce over the indices [0, n) with the loop in the
+// caller's hands, as ForRange is For's: leaf folds the indices [lo, hi)
+// into acc, in its own loop, and returns it, so that the work per index is
+// compiled inline in that loop instead of called through a function value.
+// The range is cut into consecutive pieces; each piece starts from zero and
+// is folded by leaf calls on consecutive, non-empty subranges of it, left
+// to right, and adjacent pieces are joined left to right with combine.
+// When combine is associative with identity zero, and leaf(acc, lo, hi)
+// equals combine(acc, leaf(zero, lo, hi)), the result equals the
+// sequential leaf(zero, 0, n), the loop
+//
+//	acc := zero
+//	for i := 0; i < n; i++ { acc = fold(acc, i) }
+//
+// whatever the pieces; order is always kept, so combine need not be
+// commutative. An n of 0 returns zero without calling leaf.
+//
+// Reduce calls its fold once per element; a fold of a few nanoseconds then
+// costs about as much as the call, and ReduceRange, whose leaf inlines it,
+// runs at the speed of ForRange doing the same fold with per-leaf partials,
+// while keeping the order and the combine that ForRange leaves to the
+// caller (docs/benchmarks.md, "Reduce and For against ForRange").
+//
+// leaf and combine must be safe to call concurrently. zero is copied into
+// every piece, as in Reduce: a zero that holds a map, a slice or a pointer
+// is shared by all of them (ReduceWith makes one per piece). r, the
+// options, the sequential threshold and panics are as for For.
+// ReduceRange panics if leaf or combine is nil or n is negative.
+func ReduceRange[A any](r forkjoin.Runner, n int, zero A, leaf func(acc A, lo, hi int) A,
+	combine func(A, A) A, opts ...Option) A {
+	checkRunner("ReduceRange", r)
+	if leaf == nil {
+		panic("magpie: ReduceRange called with a nil leaf")
+	}
+	if combine == nil {
+		panic("magpie: ReduceRange called with a nil combine")
+	}
+	checkN("ReduceRange", n)
+	if n == 0 {
+		return zero
+	}
+	grain := collectOptions(opts).grain
+	rest := func(k int) A {
+		from := leaf
+		if k > 0 {
+			from = func(acc A, lo, hi int) A { return leaf(acc, k+lo, k+hi) }
+		}
+		return runRange(r, n-k, &rangeSpec[A]{leaf: from, combine: combine, zero: zero, grain: grain})
+	}
+	if smallInline(r, n, grain) {
+		if n <= slackBatch {
+			return leafSeq(leaf, zero, n) // one leaf call: no slack check (slackgate.go)
+		}
+		// Inline while the slack lasts (slackgate.go): the rest is folded
+		// from zero and combined after the inline part.
+		return reduceWhileSlack(r, n, grain, zero, leaf, rest, combine)
+	}
+	return rest(0)
+}
+
+// leafSeq is ReduceRange's whole loop on the caller: one leaf call, a
+// panic in it turned into a *forkjoin.PanicError as on the other paths.
+func leafSeq[A any](leaf func(acc A, lo, hi int) A, acc A, n int) A {
+	defer rethrow()
+	return leaf(acc, 0, n)
 }
 
 // Filter returns, in their original order, the elements of in for which

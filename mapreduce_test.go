@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"testing/quick"
 
@@ -77,6 +78,59 @@ func TestReduceKeepsOrder(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestReduceRange folds the indices by concatenation, associative and not
+// commutative, so that a reordered, repeated or missing index shows; every
+// leaf call must get a non-empty subrange of [0, n).
+func TestReduceRange(t *testing.T) {
+	forEachConfig(t, func(r forkjoin.Runner, n int, opts []Option) error {
+		if n > 100_000 {
+			n = 100_000 // strings of a million digits only cost time
+		}
+		in := ints(n)
+		want := make([]byte, 0, n)
+		for _, x := range in {
+			want = append(want, byte('a'+x%26))
+		}
+		var bad atomic.Value
+		got := ReduceRange(r, n, []byte(nil), func(acc []byte, lo, hi int) []byte {
+			if lo < 0 || lo >= hi || hi > n {
+				bad.Store(fmt.Sprintf("leaf called on [%d, %d) of %d", lo, hi, n))
+			}
+			for _, x := range in[max(lo, 0):min(max(hi, lo, 0), n)] {
+				acc = append(acc, byte('a'+x%26))
+			}
+			return acc
+		}, func(a, b []byte) []byte { return append(a, b...) }, opts...)
+		if v := bad.Load(); v != nil {
+			return errors.New(v.(string))
+		}
+		if string(got) != string(want) {
+			return errors.New("concatenation differs from the left fold")
+		}
+		return nil
+	})
+}
+
+// TestReduceRangeSum: with + the result is the sequential sum, on every
+// runner kind and grain, and an n of 0 returns zero without calling leaf.
+func TestReduceRangeSum(t *testing.T) {
+	forEachConfig(t, func(r forkjoin.Runner, n int, opts []Option) error {
+		in := ints(n)
+		got := ReduceRange(r, n, 7, func(acc, lo, hi int) int {
+			for _, x := range in[lo:hi] {
+				acc += x
+			}
+			return acc
+		}, func(a, b int) int { return a + b - 7 }, opts...) // zero = 7 is the identity of a+b-7
+		if want := sumSeq(in) + 7; got != want {
+			return fmt.Errorf("sum %d, want %d", got, want)
+		}
+		return nil
+	})
+	require.Equal(t, "zero", ReduceRange(nil, 0, "zero", func(string, int, int) string { panic("leaf called") },
+		func(a, b string) string { panic("combine called") }))
 }
 
 func TestReduceSum(t *testing.T) {
@@ -212,6 +266,12 @@ func TestMapReduceNilFunctions(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: Reduce called with a nil combine", func() {
 		Reduce(nil, []int{1}, 0, func(a, b int) int { return a }, nil)
 	})
+	require.PanicsWithValue(t, "magpie: ReduceRange called with a nil leaf", func() {
+		ReduceRange(nil, 1, 0, nil, func(a, b int) int { return a })
+	})
+	require.PanicsWithValue(t, "magpie: ReduceRange called with a nil combine", func() {
+		ReduceRange(nil, 1, 0, func(a, lo, hi int) int { return a }, nil)
+	})
 	require.PanicsWithValue(t, "magpie: Filter called with a nil keep", func() { Filter(nil, []int{1}, nil) })
 	require.PanicsWithValue(t, "magpie: Count called with a nil predicate", func() { Count(nil, []int{1}, nil) })
 }
@@ -240,6 +300,25 @@ func TestMapReducePanics(t *testing.T) {
 		}()
 		require.NotNil(t, pe)
 		require.Equal(t, "combine", pe.Value)
+		for _, what := range []string{"leaf", "combine"} {
+			pe = nil
+			func() {
+				defer func() { pe, _ = recover().(*forkjoin.PanicError) }()
+				ReduceRange(p, n, 0, func(acc, lo, hi int) int {
+					if what == "leaf" && hi == n {
+						panic("leaf")
+					}
+					return acc + hi - lo
+				}, func(a, b int) int {
+					if what == "combine" {
+						panic("combine")
+					}
+					return a + b
+				}, Grain(2))
+			}()
+			require.NotNil(t, pe, what)
+			require.Equal(t, what, pe.Value)
+		}
 		require.Equal(t, sumSeq(in), Sum(p, in), "the pool survives")
 	}
 }

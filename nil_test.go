@@ -70,6 +70,14 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 		"Reduce": func(r forkjoin.Runner) {
 			require.Equal(t, sum, Reduce(r, in, 0, func(a, x int) int { return a + x }, add[int], opts...))
 		},
+		"ReduceRange": func(r forkjoin.Runner) {
+			require.Equal(t, sum, ReduceRange(r, n, 0, func(acc, lo, hi int) int {
+				for _, x := range in[lo:hi] {
+					acc += x
+				}
+				return acc
+			}, add[int], opts...))
+		},
 		"Filter": func(r forkjoin.Runner) {
 			var want []int
 			for _, x := range in {

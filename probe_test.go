@@ -153,6 +153,21 @@ var shortLoops = []shortLoop{
 		}
 		return s
 	}},
+	{"ReduceRange", func(r forkjoin.Runner, n int, enter func(int)) any {
+		return ReduceRange(r, n, "", func(acc string, lo, hi int) string {
+			for x := lo; x < hi; x++ {
+				enter(x)
+				acc += strconv.Itoa(x) + ";"
+			}
+			return acc
+		}, func(a, b string) string { return a + b })
+	}, func(n int) any {
+		s := ""
+		for x := range n {
+			s += strconv.Itoa(x) + ";"
+		}
+		return s
+	}},
 	{"ReduceWith", func(r forkjoin.Runner, n int, enter func(int)) any {
 		return ReduceWith(r, indices(n), func() []int { return nil },
 			func(acc []int, x int) []int { enter(x); return append(acc, x) },

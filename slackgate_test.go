@@ -193,6 +193,20 @@ func slackGoneLoops() map[string]func(w *forkjoin.Worker, n int, body func(i int
 			}
 			check("Reduce", got == want)
 		},
+		"ReduceRange": func(w *forkjoin.Worker, n int, body func(i int)) {
+			got := ReduceRange(w, n, "", func(acc string, lo, hi int) string {
+				for x := lo; x < hi; x++ {
+					body(x)
+					acc += strconv.Itoa(x) + ","
+				}
+				return acc
+			}, func(a, b string) string { return a + b })
+			want := ""
+			for x := range n {
+				want += strconv.Itoa(x) + ","
+			}
+			check("ReduceRange", got == want)
+		},
 		"ReduceWith": func(w *forkjoin.Worker, n int, body func(i int)) {
 			got := ReduceWith(w, indices(n), func() []int { return nil }, func(acc []int, x int) []int {
 				body(x)

@@ -123,6 +123,9 @@ func TestSmallInline(t *testing.T) {
 func TestNegativeN(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: For called with a negative n", func() { For(nil, -1, func(int) {}) })
 	require.PanicsWithValue(t, "magpie: ForRange called with a negative n", func() { ForRange(nil, -5, func(int, int) {}) })
+	require.PanicsWithValue(t, "magpie: ReduceRange called with a negative n", func() {
+		ReduceRange(nil, -1, 0, func(a, lo, hi int) int { return a }, func(a, b int) int { return a })
+	})
 }
 
 // recoverValue runs fn and returns what it panicked with (nil if it
