@@ -157,17 +157,31 @@ func (e *execNode) complete(w *Worker) {
 // once, as from one of p's tasks: the reporter is often one of p's workers,
 // which waits for the handler, and a Close that waited for the workers to
 // exit waited for that one (TestPanicHandlerCanClose).
+//
+// A worker of any pool waits for the handler as it waits for another
+// pool's task (waitForeign): it runs its pool's tasks and its Broadcast
+// shares meanwhile, as it did when the handler ran on its own goroutine.
+// So a handler may wait for work on the pool (Invoke, Submit then Get,
+// Broadcast) even on a pool of one worker, where with a plain wait the
+// reporter held its place while the handler's task waited for a worker,
+// and both hung (TestPanicHandlerCanWaitForItsPool). A worker in a hook
+// runs no task (see blockOn), and another goroutine has none to run: they
+// wait plainly.
 func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
-	done := make(chan struct{})
+	var done latch
 	go func() {
-		defer close(done)
+		defer done.set()
 		defer func() { _ = recover() }()
 		handlerByGoroutine.Store(goroutineKey(), p)
 		defer handlerByGoroutine.Delete(goroutineKey())
 		p.onPanic(pe)
 	}()
-	<-done
+	if w := callingWorker(); w != nil && !w.inHook {
+		w.waitForeign(&done)
+		return
+	}
+	done.await(nil)
 }
 
 // Submit schedules fn on the pool from any goroutine and returns its
