@@ -1,6 +1,7 @@
 package forkjoin
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 // plain channel receive, holding its place, so the handler's task had no
 // worker to run on and both hung: the hang limit failed every case run
 // here. The reporter now runs its pool's tasks and Broadcast shares while
-// it waits (reportPanic). Broadcast with a worker held is left out: the
+// it waits (reportPanicOn). Broadcast with a worker held is left out: the
 // held worker cannot run its share until released (see Broadcast).
 func TestPanicHandlerCanWaitForItsPool(t *testing.T) {
 	waits := map[string]func(p *Pool) int{
@@ -77,4 +78,45 @@ func TestPanicHandlerCanWaitForItsPool(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestPanicHandlerWaitSurvivesGoexit: while the handler runs, the reporting
+// worker runs the pool's tasks (reportPanicOn); one of them that calls
+// runtime.Goexit unwinds the report too. The panicking task must still
+// complete, or the pool counts it in flight for ever and Close hangs
+// (it did with the completion after the report instead of deferred), and
+// the handler's own wait must still be served, by the worker's next
+// goroutine.
+func TestPanicHandlerWaitSurvivesGoexit(t *testing.T) {
+	var calls atomic.Int64
+	got := make(chan int, 1)
+	var p *Pool
+	p = New(WithParallelism(1), WithPanicHandler(func(*PanicError) {
+		if calls.Add(1) != 1 {
+			return // the Goexit below is reported too
+		}
+		if err := p.Execute(func(*Worker) { runtime.Goexit() }); err != nil {
+			got <- -1
+			return
+		}
+		got <- Invoke(p, func(*Worker) int { return 7 })
+	}))
+	var closed atomic.Bool // written by Within's goroutine, which a hang leaves running
+	t.Cleanup(func() {
+		if !closed.Load() && !t.Failed() {
+			p.Close()
+		}
+	})
+	var v int
+	testenv.Within(t, "the handler's wait and Close", func() {
+		if err := p.Execute(func(*Worker) { panic("boom") }); err != nil {
+			v = -2
+			return
+		}
+		v = <-got
+		p.Close()
+		closed.Store(true)
+	})
+	require.Equal(t, 7, v)
+	require.Equal(t, int64(2), calls.Load(), "the panic and the Goexit")
 }

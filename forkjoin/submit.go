@@ -122,8 +122,13 @@ func (e *execNode) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
-			e.pool.reportPanic(CapturePanic(recover()))
-			e.complete(w)
+			pe := CapturePanic(recover())
+			// Deferred: w runs other tasks while the handler runs
+			// (reportPanicOn), and one that calls runtime.Goexit unwinds
+			// this call too; e must complete all the same
+			// (TestPanicHandlerWaitSurvivesGoexit).
+			defer e.complete(w)
+			e.pool.reportPanicOn(w, pe)
 		}
 	}()
 	e.act.Compute(w)
@@ -158,16 +163,24 @@ func (e *execNode) complete(w *Worker) {
 // which waits for the handler, and a Close that waited for the workers to
 // exit waited for that one (TestPanicHandlerCanClose).
 //
-// A worker of any pool waits for the handler as it waits for another
-// pool's task (waitForeign): it runs its pool's tasks and its Broadcast
-// shares meanwhile, as it did when the handler ran on its own goroutine.
-// So a handler may wait for work on the pool (Invoke, Submit then Get,
-// Broadcast) even on a pool of one worker, where with a plain wait the
-// reporter held its place while the handler's task waited for a worker,
-// and both hung (TestPanicHandlerCanWaitForItsPool). A worker in a hook
-// runs no task (see blockOn), and another goroutine has none to run: they
-// wait plainly.
-func (p *Pool) reportPanic(pe *PanicError) {
+// The reporter waits plainly: for a hook's panic and one that AllOf or
+// AnyOf drops, whatever surrounds the report (a hook, the firing of a
+// completed Future's callbacks) must not be unwound by a task run there.
+// An Execute'd task's panic is reported through reportPanicOn, where the
+// worker runs its pool's tasks meanwhile.
+func (p *Pool) reportPanic(pe *PanicError) { p.reportPanicOn(nil, pe) }
+
+// reportPanicOn is reportPanic by w, the worker that ran the Execute'd task
+// that panicked, if w is not nil. w waits for the handler as it waits for
+// another pool's task (waitForeign): it runs its pool's tasks and its
+// Broadcast shares meanwhile, as it did when the handler ran on its
+// goroutine. So a handler may wait for work on the pool (Invoke, Submit
+// then Get, Broadcast) even on a pool of one worker, where with a plain
+// wait the reporter held its place while the handler's task waited for a
+// worker, and both hung (TestPanicHandlerCanWaitForItsPool). A task run
+// meanwhile that calls runtime.Goexit unwinds the report too: the caller
+// completes its node in a deferred call (execNode.execute).
+func (p *Pool) reportPanicOn(w *Worker, pe *PanicError) {
 	p.panics.Add(1)
 	var done latch
 	go func() {
@@ -177,7 +190,7 @@ func (p *Pool) reportPanic(pe *PanicError) {
 		defer handlerByGoroutine.Delete(goroutineKey())
 		p.onPanic(pe)
 	}()
-	if w := callingWorker(); w != nil && !w.inHook {
+	if w != nil {
 		w.waitForeign(&done)
 		return
 	}
