@@ -50,8 +50,14 @@ func BenchmarkSpawn(b *testing.B) {
 	run := func(b *testing.B, body func(w *forkjoin.Worker)) {
 		p := forkjoin.New()
 		defer p.Close()
-		// One untimed op first: the free lists and the deque's buffers
-		// grow to their steady size (b.Loop resets the counters).
+		// Untimed ops first, so that the free lists and the deque's buffers
+		// grow to their steady size (b.Loop resets the counters): one on
+		// every worker (the op's root task goes to whichever worker takes
+		// it, and each worker recycles its own nodes: with one warm-up op
+		// the other worker's list grew during the timed ops, about 40K
+		// nodes on two workers, which read as 1-4K allocations per op),
+		// then one as timed.
+		forkjoin.Broadcast(p, body)
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })
 		counts.total()
 		b.ReportAllocs()
