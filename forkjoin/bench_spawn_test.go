@@ -47,17 +47,22 @@ func (l spawnLeafResult) Compute(w *forkjoin.Worker) int { l.c.add(w); return 1 
 
 func BenchmarkSpawn(b *testing.B) {
 	var counts spawnCounts
-	run := func(b *testing.B, body func(w *forkjoin.Worker)) {
+	// run times body, one op of spawnTasks tasks, on a fresh pool. With
+	// everyWorker, body is safe to run on all workers at once and is first
+	// run on each (see below).
+	run := func(b *testing.B, everyWorker bool, body func(w *forkjoin.Worker)) {
 		p := forkjoin.New()
 		defer p.Close()
 		// Untimed ops first, so that the free lists and the deque's buffers
-		// grow to their steady size (b.Loop resets the counters): one on
-		// every worker (the op's root task goes to whichever worker takes
-		// it, and each worker recycles its own nodes: with one warm-up op
-		// the other worker's list grew during the timed ops, about 40K
-		// nodes on two workers, which read as 1-4K allocations per op),
-		// then one as timed.
-		forkjoin.Broadcast(p, body)
+		// grow to their steady size (b.Loop resets the counters). The op's
+		// root task goes to whichever worker takes it, and each worker
+		// recycles its own spawn nodes: with one warm-up op the other
+		// worker's list grew during the timed ops, about 40K nodes on two
+		// workers, which read as 1-4K allocations per op. So the spawns
+		// warm up on every worker (Broadcast), then once as timed.
+		if everyWorker {
+			forkjoin.Broadcast(p, body)
+		}
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { body(w); return 0 })
 		counts.total()
 		b.ReportAllocs()
@@ -71,7 +76,7 @@ func BenchmarkSpawn(b *testing.B) {
 	}
 	b.Run("impl=Spawn", func(b *testing.B) {
 		fn := func(w *forkjoin.Worker) { counts.add(w) }
-		run(b, func(w *forkjoin.Worker) {
+		run(b, true, func(w *forkjoin.Worker) {
 			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
 				for range spawnTasks {
 					s.Spawn(w, fn)
@@ -82,7 +87,7 @@ func BenchmarkSpawn(b *testing.B) {
 	// BEGIN SpawnTask (absent from the old code's benchmark)
 	b.Run("impl=SpawnTask", func(b *testing.B) {
 		leaf := spawnLeaf{&counts}
-		run(b, func(w *forkjoin.Worker) {
+		run(b, true, func(w *forkjoin.Worker) {
 			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
 				for range spawnTasks {
 					forkjoin.SpawnTask(s, w, leaf)
@@ -96,7 +101,7 @@ func BenchmarkSpawn(b *testing.B) {
 		// which the forking worker finds them on its own deque).
 		fs := make([]*forkjoin.Future[int], spawnTasks)
 		leaf := spawnLeafResult{&counts}
-		run(b, func(w *forkjoin.Worker) {
+		run(b, false, func(w *forkjoin.Worker) { // fs is shared: one op at a time
 			for i := range fs {
 				fs[i] = forkjoin.ForkTask[int](w, leaf)
 			}
@@ -108,7 +113,7 @@ func BenchmarkSpawn(b *testing.B) {
 	})
 	b.Run("impl=GoWaitGroup", func(b *testing.B) {
 		var n atomic.Int64
-		run(b, func(w *forkjoin.Worker) {
+		run(b, false, func(w *forkjoin.Worker) { // n is shared: one op at a time
 			var wg sync.WaitGroup
 			wg.Add(spawnTasks)
 			for range spawnTasks {
