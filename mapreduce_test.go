@@ -55,25 +55,34 @@ func TestMapInPlace(t *testing.T) {
 	})
 }
 
+// concatInput is the input of the concatenation tests, ints(n) cut to
+// 100,000 elements (strings of a million letters only cost time), and the
+// left fold of their letters: concatenation is associative and not
+// commutative, so a reordered, repeated or missing piece shows.
+func concatInput(n int) (in []int, want string) {
+	in = ints(min(n, 100_000))
+	b := make([]byte, 0, len(in))
+	for _, x := range in {
+		b = append(b, letter(x))
+	}
+	return in, string(b)
+}
+
+// letter is the letter concatInput folds x into.
+func letter(x int) byte { return byte('a' + x%26) }
+
 // TestReduceKeepsOrder reduces with string concatenation, which is
 // associative but not commutative: any reordering of pieces shows.
 func TestReduceKeepsOrder(t *testing.T) {
 	forEachConfig(t, func(r forkjoin.Runner, n int, opts []Option) error {
-		if n > 100_000 {
-			n = 100_000 // strings of a million digits only cost time
-		}
-		in := ints(n)
-		want := make([]byte, 0, n)
-		for _, x := range in {
-			want = append(want, byte('a'+x%26))
-		}
+		in, want := concatInput(n)
 		// A piece folds into a []byte accumulator that it owns: it starts
 		// from the nil zero, and append copies when capacity runs out, so
 		// pieces never share a backing array they both write.
 		got := Reduce(r, in, []byte(nil),
-			func(acc []byte, x int) []byte { return append(acc, byte('a'+x%26)) },
+			func(acc []byte, x int) []byte { return append(acc, letter(x)) },
 			func(a, b []byte) []byte { return append(a, b...) }, opts...)
-		if string(got) != string(want) {
+		if string(got) != want {
 			return errors.New("concatenation differs from the left fold")
 		}
 		return nil
@@ -85,28 +94,22 @@ func TestReduceKeepsOrder(t *testing.T) {
 // leaf call must get a non-empty subrange of [0, n).
 func TestReduceRange(t *testing.T) {
 	forEachConfig(t, func(r forkjoin.Runner, n int, opts []Option) error {
-		if n > 100_000 {
-			n = 100_000 // strings of a million digits only cost time
-		}
-		in := ints(n)
-		want := make([]byte, 0, n)
-		for _, x := range in {
-			want = append(want, byte('a'+x%26))
-		}
+		in, want := concatInput(n)
+		n = len(in)
 		var bad atomic.Value
 		got := ReduceRange(r, n, []byte(nil), func(acc []byte, lo, hi int) []byte {
 			if lo < 0 || lo >= hi || hi > n {
 				bad.Store(fmt.Sprintf("leaf called on [%d, %d) of %d", lo, hi, n))
 			}
 			for _, x := range in[max(lo, 0):min(max(hi, lo, 0), n)] {
-				acc = append(acc, byte('a'+x%26))
+				acc = append(acc, letter(x))
 			}
 			return acc
 		}, func(a, b []byte) []byte { return append(a, b...) }, opts...)
 		if v := bad.Load(); v != nil {
 			return errors.New(v.(string))
 		}
-		if string(got) != string(want) {
+		if string(got) != want {
 			return errors.New("concatenation differs from the left fold")
 		}
 		return nil

@@ -146,13 +146,7 @@ var shortLoops = []shortLoop{
 			enter(x)
 			return acc + strconv.Itoa(x) + ";"
 		}, func(a, b string) string { return a + b })
-	}, func(n int) any {
-		s := ""
-		for x := range n {
-			s += strconv.Itoa(x) + ";"
-		}
-		return s
-	}},
+	}, joinedIndices},
 	{"ReduceRange", func(r forkjoin.Runner, n int, enter func(int)) any {
 		return ReduceRange(r, n, "", func(acc string, lo, hi int) string {
 			for x := lo; x < hi; x++ {
@@ -161,13 +155,7 @@ var shortLoops = []shortLoop{
 			}
 			return acc
 		}, func(a, b string) string { return a + b })
-	}, func(n int) any {
-		s := ""
-		for x := range n {
-			s += strconv.Itoa(x) + ";"
-		}
-		return s
-	}},
+	}, joinedIndices},
 	{"ReduceWith", func(r forkjoin.Runner, n int, enter func(int)) any {
 		return ReduceWith(r, indices(n), func() []int { return nil },
 			func(acc []int, x int) []int { enter(x); return append(acc, x) },
@@ -182,6 +170,16 @@ var shortLoops = []shortLoop{
 	{"All", func(r forkjoin.Runner, n int, enter func(int)) any {
 		return All(r, indices(n), func(x int) bool { enter(x); return x >= 0 })
 	}, func(n int) any { return true }},
+}
+
+// joinedIndices is the concatenation "0;1;...;n-1;", the result of the
+// Reduce and ReduceRange rows.
+func joinedIndices(n int) any {
+	s := ""
+	for x := range n {
+		s += strconv.Itoa(x) + ";"
+	}
+	return s
 }
 
 // shortLoopSizes are the lengths of the short-loop tests: the shortest
