@@ -81,15 +81,11 @@ func WithMode(m Mode) Option {
 // a goroutine of its own while the reporting worker (or goroutine) waits
 // for it; the worker and the pool carry on however it ends, returning,
 // panicking or calling runtime.Goexit (TestPanicHandlerGoexitLosesNothing).
-// For an Execute'd task's panic, the reporting worker runs its pool's
-// tasks while it waits, as a worker waiting for another pool's task does,
-// so the handler may wait for work on the pool, with Invoke, Submit and
-// Get, or Broadcast, even on a pool of one worker
-// (TestPanicHandlerCanWaitForItsPool). For a worker hook's panic and one
-// that AllOf or AnyOf drops, the reporter waits without running tasks
-// (a task's runtime.Goexit there would unwind the hook or the firing of
-// the Future's callbacks): that handler must not wait for the pool. Close and Shutdown called from the handler return at once, as
-// from a task of the pool (TestPanicHandlerCanClose).
+// It must not wait for work on the pool (Invoke, Submit then Get,
+// Broadcast): the worker that reports waits for it without running tasks,
+// so on a pool with no other free worker both hang (docs/design.md says
+// why helping there was reverted). Close and Shutdown called from it return at
+// once, as from a task of the pool (TestPanicHandlerCanClose).
 func WithPanicHandler(h func(*PanicError)) Option {
 	return func(c *config) { c.onPanic = h }
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,9 +26,9 @@ type soakFailure struct{ what string }
 // pools of 1 to 4 workers in both modes, each fed by 4 goroutines picking at
 // random among fork/join computations (closures, typed, futures), Execute
 // bursts, Submit/Get, InvokeContext canceled at a random moment, scopes,
-// Block with short sleeps, and injected panics. Every result is checked;
-// every pool is closed at the end and goleak (TestMain) checks that nothing
-// is left.
+// Block with short sleeps, injected panics, tasks that call
+// runtime.Goexit, and Broadcast. Every result is checked; every pool
+// is closed at the end and goleak (TestMain) checks that nothing is left.
 func TestSoak(t *testing.T) {
 	if *soak == 0 {
 		t.Skip("long soak: run with -soak=10m")
@@ -80,7 +81,7 @@ func TestSoak(t *testing.T) {
 func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic.Int64) error {
 	n := 10 + rng.Intn(12)
 	want := fibSeq(n)
-	switch rng.Intn(9) {
+	switch rng.Intn(11) {
 	case 0:
 		if got := forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return fibJoin(w, n) }); got != want {
 			return fmt.Errorf("Join fib(%d) = %d", n, got)
@@ -195,6 +196,28 @@ func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic
 		})
 		if ran.Load() != spawned.Load() {
 			return fmt.Errorf("scope ran %d of %d tasks spawned from a canceled computation", ran.Load(), spawned.Load())
+		}
+	case 9:
+		// runtime.Goexit in a joined task, and in an Execute'd one.
+		v := recoverPanic(func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				a, b := forkjoin.Join(w,
+					func(w *forkjoin.Worker) int { return fibJoin(w, n) },
+					func(*forkjoin.Worker) int { runtime.Goexit(); return 0 })
+				return a + b
+			})
+		})
+		if err, ok := v.(error); !ok || !errors.Is(err, forkjoin.ErrGoexit) {
+			return fmt.Errorf("Goexit in a joined task arrived as %v", v)
+		}
+		if err := p.Execute(func(*forkjoin.Worker) { executed.Add(1); runtime.Goexit() }); err != nil {
+			return err
+		}
+	case 10:
+		var ran atomic.Int64
+		forkjoin.Broadcast(p, func(*forkjoin.Worker) { ran.Add(1) })
+		if int(ran.Load()) != p.Parallelism() {
+			return fmt.Errorf("Broadcast ran %d calls on %d workers", ran.Load(), p.Parallelism())
 		}
 	}
 	return nil

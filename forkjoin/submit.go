@@ -122,13 +122,8 @@ func (e *execNode) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
-			pe := CapturePanic(recover())
-			// Deferred: w runs other tasks while the handler runs
-			// (reportPanicOn), and one that calls runtime.Goexit unwinds
-			// this call too; e must complete all the same
-			// (TestPanicHandlerWaitSurvivesGoexit).
-			defer e.complete(w)
-			e.pool.reportPanicOn(w, pe)
+			e.pool.reportPanic(CapturePanic(recover()))
+			e.complete(w)
 		}
 	}()
 	e.act.Compute(w)
@@ -162,39 +157,17 @@ func (e *execNode) complete(w *Worker) {
 // once, as from one of p's tasks: the reporter is often one of p's workers,
 // which waits for the handler, and a Close that waited for the workers to
 // exit waited for that one (TestPanicHandlerCanClose).
-//
-// The reporter waits plainly: for a hook's panic and one that AllOf or
-// AnyOf drops, whatever surrounds the report (a hook, the firing of a
-// completed Future's callbacks) must not be unwound by a task run there.
-// An Execute'd task's panic is reported through reportPanicOn, where the
-// worker runs its pool's tasks meanwhile.
-func (p *Pool) reportPanic(pe *PanicError) { p.reportPanicOn(nil, pe) }
-
-// reportPanicOn is reportPanic by w, the worker that ran the Execute'd task
-// that panicked, if w is not nil. w waits for the handler as it waits for
-// another pool's task (waitForeign): it runs its pool's tasks and its
-// Broadcast shares meanwhile, as it did when the handler ran on its
-// goroutine. So a handler may wait for work on the pool (Invoke, Submit
-// then Get, Broadcast) even on a pool of one worker, where with a plain
-// wait the reporter held its place while the handler's task waited for a
-// worker, and both hung (TestPanicHandlerCanWaitForItsPool). A task run
-// meanwhile that calls runtime.Goexit unwinds the report too: the caller
-// completes its node in a deferred call (execNode.execute).
-func (p *Pool) reportPanicOn(w *Worker, pe *PanicError) {
+func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
-	var done latch
+	done := make(chan struct{})
 	go func() {
-		defer done.set()
+		defer close(done)
 		defer func() { _ = recover() }()
 		handlerByGoroutine.Store(goroutineKey(), p)
 		defer handlerByGoroutine.Delete(goroutineKey())
 		p.onPanic(pe)
 	}()
-	if w != nil {
-		w.waitForeign(&done)
-		return
-	}
-	done.await(nil)
+	<-done
 }
 
 // Submit schedules fn on the pool from any goroutine and returns its

@@ -318,8 +318,15 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 // pool that invokes w's pool in turn finds a worker (rayon's install does
 // the same). The price of running unrelated tasks on this stack is the one
 // waitUntil avoids inside a pool: one of them that calls runtime.Goexit
-// unwinds the waiting task too.
+// unwinds the waiting task too. A hook runs no task (WithWorkerHooks): a
+// worker in a hook waits as the hook's joins do, running only tasks of the
+// hook's own computation (TestHookForeignWaitRunsNoSubmission; it ran a
+// queued Execute inside the hook before).
 func (w *Worker) waitForeign(l *latch) {
+	if w.inHook {
+		w.waitUntil(l, nil) // w.group is the hook's computation (callHook)
+		return
+	}
 	saved := w.group
 	w.group = 0 // any task: see findHelp
 	w.waitUntil(l, nil)
