@@ -13,6 +13,17 @@ import (
 	"github.com/magpie-go/magpie/internal/testenv"
 )
 
+// raiseMax raises max to v if v is larger, for tests that record the most
+// of something seen at once from several goroutines.
+func raiseMax(max *atomic.Int64, v int64) {
+	for {
+		m := max.Load()
+		if v <= m || max.CompareAndSwap(m, v) {
+			return
+		}
+	}
+}
+
 // TestBlockCompensates: with parallelism 2, eight tasks block inside Block
 // until CPU work that is queued behind them has finished. Without
 // compensation this deadlocks (both workers blocked, the CPU work never
@@ -24,21 +35,13 @@ func TestBlockCompensates(t *testing.T) {
 	const blockers, cpuTasks = 8, 200
 	cpuDone := make(chan struct{})
 	var blocked, maxBlocked, running, maxRunning, finished atomic.Int64
-	raise := func(max *atomic.Int64, v int64) {
-		for {
-			m := max.Load()
-			if v <= m || max.CompareAndSwap(m, v) {
-				return
-			}
-		}
-	}
 	var wg sync.WaitGroup
 	wg.Add(blockers)
 	for i := 0; i < blockers; i++ {
 		require.NoError(t, p.Execute(func(w *Worker) {
 			defer wg.Done()
 			Block(w, func() {
-				raise(&maxBlocked, blocked.Add(1))
+				raiseMax(&maxBlocked, blocked.Add(1))
 				<-cpuDone
 				blocked.Add(-1)
 			})
@@ -46,7 +49,7 @@ func TestBlockCompensates(t *testing.T) {
 	}
 	for i := 0; i < cpuTasks; i++ {
 		require.NoError(t, p.Execute(func(w *Worker) {
-			raise(&maxRunning, running.Add(1))
+			raiseMax(&maxRunning, running.Add(1))
 			x := 0
 			for k := 0; k < 20000; k++ {
 				x += k * k % 7

@@ -19,12 +19,9 @@ import (
 )
 
 // TestHookForeignWaitRunsNoSubmission: WithWorkerHooks says a worker in
-// start runs no task, and 44e1e68 relies on it (only an Execute'd task's
-// reporter runs tasks; a hook's waits plainly). A start hook that waits
-// for another pool (Invoke on q) waits in waitForeign, which ignores
-// inHook: it runs p's queued Execute inside the hook, where a panic of it
-// reports through reportPanicOn and runs more tasks there. Pre-existing
-// (fails on 43c3e73^ too).
+// start runs no task. A start hook that waits for another pool (Invoke on
+// q) waits in waitForeign, which ignored inHook and ran p's queued Execute
+// inside the hook (failed on 1e98e7c and on 43c3e73^).
 func TestHookForeignWaitRunsNoSubmission(t *testing.T) {
 	q := New(WithParallelism(1))
 	defer q.Close()
@@ -73,11 +70,11 @@ func execDepth() int {
 
 // TestPanicBurstDoesNotNestOnReporter: a burst of panicking Execute'd tasks
 // queued on a pool of one worker, with a handler that returns at once.
-// While the reporter waits for the handler (reportPanicOn, waitForeign)
-// it takes the next queued task before the handler's goroutine has even
-// run, that one panics and waits in turn, and so on: every task of the
-// burst nests on the worker's stack (and each PanicError's debug.Stack
-// walks all of it: quadratic). Before 43c3e73 each ran at depth 1.
+// With 43c3e73, a reporter that ran tasks while it waited for the handler
+// took the next queued task before the handler's goroutine had even run,
+// that one panicked and waited in turn, and so on: every task of the
+// burst nested on the worker's stack (and each PanicError's debug.Stack
+// walked all of it: quadratic). Without it each runs at depth 1.
 func TestPanicBurstDoesNotNestOnReporter(t *testing.T) {
 	const N = 300
 	var maxDepth atomic.Int64
@@ -86,13 +83,7 @@ func TestPanicBurstDoesNotNestOnReporter(t *testing.T) {
 	require.NoError(t, p.Execute(func(*Worker) { <-hold }))
 	for range N {
 		require.NoError(t, p.Execute(func(*Worker) {
-			d := int64(execDepth())
-			for {
-				m := maxDepth.Load()
-				if d <= m || maxDepth.CompareAndSwap(m, d) {
-					break
-				}
-			}
+			raiseMax(&maxDepth, int64(execDepth()))
 			panic("boom")
 		}))
 	}
@@ -103,11 +94,11 @@ func TestPanicBurstDoesNotNestOnReporter(t *testing.T) {
 	require.LessOrEqual(t, maxDepth.Load(), int64(8), "Execute'd tasks nested on one worker's stack")
 }
 
-// TestRetiredSpareReporterRunsNoTask: a compensating worker (Block)
-// that reports an Execute'd task's panic keeps running the pool's tasks
-// while the handler runs, also after the Block it stood in for has
-// returned and it was told to retire: a pool of parallelism 1 then runs
-// two tasks at once for as long as the handler runs.
+// TestRetiredSpareReporterRunsNoTask: with 43c3e73, a compensating worker
+// (Block) that reported an Execute'd task's panic kept running the pool's
+// tasks while the handler ran, also after the Block it stood in for had
+// returned and it was told to retire: a pool of parallelism 1 then ran two
+// tasks at once for as long as the handler ran.
 func TestRetiredSpareReporterRunsNoTask(t *testing.T) {
 	release := make(chan struct{})
 	var handled atomic.Bool
@@ -131,13 +122,7 @@ func TestRetiredSpareReporterRunsNoTask(t *testing.T) {
 	testenv.Within(t, "the tasks", func() {
 		for range 64 {
 			require.NoError(t, p.Execute(func(*Worker) {
-				r := running.Add(1)
-				for {
-					m := maxRunning.Load()
-					if r <= m || maxRunning.CompareAndSwap(m, r) {
-						break
-					}
-				}
+				raiseMax(&maxRunning, running.Add(1))
 				time.Sleep(200 * time.Microsecond)
 				running.Add(-1)
 				done <- struct{}{}
@@ -151,12 +136,12 @@ func TestRetiredSpareReporterRunsNoTask(t *testing.T) {
 	require.Equal(t, int64(1), maxRunning.Load(), "tasks running at once on a pool of parallelism 1 after the Block returned")
 }
 
-// TestCloseWaitsForHandlerAcrossGoexit: a task run while the
-// reporter waits for the handler (reportPanicOn) calls runtime.Goexit,
-// which unwinds the report: the panicking task completes (deferred) while
-// its handler still runs, and Close returns with the handler running on,
-// after the pool is gone. Before 43c3e73 the worker waited for the
-// handler plainly, so Close returned only after it.
+// TestCloseWaitsForHandlerAcrossGoexit: with 44e1e68, a task run while the
+// reporter waited for the handler called runtime.Goexit, which unwound the
+// report: the panicking task completed (deferred) while its handler still
+// ran, and Close returned with the handler running on, after the pool was
+// gone. A reporter that waits for the handler plainly keeps Close waiting
+// until the handler returns.
 func TestCloseWaitsForHandlerAcrossGoexit(t *testing.T) {
 	var calls atomic.Int64
 	var returned atomic.Bool
