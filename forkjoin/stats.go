@@ -29,10 +29,11 @@ type Stats struct {
 	Queued    int    // tasks waiting in deques and the submission queue now
 	Idle      int    // workers looking for work or asleep now
 
-	// Completed counts the submitted tasks that have completed, returned or
-	// panicked. The worker counts a task just after delivering its outcome,
-	// so Completed may trail, for a moment, a Get or Invoke that has just
-	// returned; a task that calls runtime.Goexit is not counted.
+	// Completed counts the submitted tasks that have completed: returned,
+	// panicked or called runtime.Goexit (TestStatsCompletedCountsGoexit).
+	// The worker counts a task just after delivering its outcome, so
+	// Completed may trail, for a moment, a Get or Invoke that has just
+	// returned; once the pool is closed, Completed equals Submitted.
 	Completed uint64
 	// QueuedUrgent, QueuedNormal and QueuedBackground are the submitted
 	// tasks waiting in the submission queue now, by priority.

@@ -3,6 +3,7 @@ package forkjoin_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,7 @@ func TestStatsAfterKnownWorkload(t *testing.T) {
 				const submitted = 3 + 10 + 10 + 1
 				forks := 3*fibJoins(n) + 20*3
 				require.EqualValues(t, submitted, s.Submitted, "%v", s)
+				require.EqualValues(t, submitted, s.Completed, "closed: every submitted task completed, %v", s)
 				require.EqualValues(t, forks, s.Forks, "%v", s)
 				require.EqualValues(t, forks+submitted, s.Executed, "%v", s)
 				require.LessOrEqual(t, s.Steals, s.Executed)
@@ -109,4 +111,30 @@ func TestStatsWhileIdle(t *testing.T) {
 	s := p.Stats()
 	require.Zero(t, s.Queued)
 	require.EqualValues(t, fibJoins(10), s.Forks)
+}
+
+// TestStatsCompletedCountsGoexit checks that a submitted task that calls
+// runtime.Goexit counts in Completed, whether it was submitted by Execute
+// or by Submit: its outcome (ErrGoexit) is delivered like a panic's, and
+// once the pool is closed Completed equals Submitted. Submit's count was
+// skipped by the Goexit (it was not deferred) while Execute's was not.
+func TestStatsCompletedCountsGoexit(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	within(t, "Goexit tasks", func() {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+			defer wg.Done()
+			runtime.Goexit()
+		}))
+		wg.Wait()
+		f := forkjoin.Submit(p, func(*forkjoin.Worker) int { runtime.Goexit(); return 0 })
+		_, err := f.Get(context.Background())
+		require.ErrorIs(t, err, forkjoin.ErrGoexit)
+		forkjoin.Invoke(p, func(*forkjoin.Worker) int { return 1 })
+	})
+	within(t, "Close", p.Close)
+	s := p.Stats()
+	require.EqualValues(t, 3, s.Submitted, "%v", s)
+	require.EqualValues(t, 3, s.Completed, "every submitted task ended: %v", s)
 }

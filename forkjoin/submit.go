@@ -223,7 +223,9 @@ func newSubmission[T any, C computer[T]](p *Pool, c C) *submission[T, C] {
 
 // execute runs the submitted task on w, which claimed it (from the queue,
 // or joining its Future), and completes the cell with its result or panic,
-// as taskCell.execute does for a fork.
+// as taskCell.execute does for a fork, then counts it in w.completed (on
+// both ways out, so that a task that called runtime.Goexit counts too:
+// TestStatsCompletedCountsGoexit).
 func (s *submission[T, C]) execute(w *Worker) {
 	finished := false
 	defer func() {
@@ -231,6 +233,7 @@ func (s *submission[T, C]) execute(w *Worker) {
 			s.err = CapturePanic(recover())
 			s.dropTask()
 			s.complete()
+			w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
 		}
 	}()
 	w.checkCanceled()
@@ -238,6 +241,7 @@ func (s *submission[T, C]) execute(w *Worker) {
 	finished = true
 	s.dropTask()
 	s.complete()
+	w.completed.Add(1)
 }
 
 // dropTask lets the GC have what the task references, once it has run.

@@ -33,7 +33,7 @@ type Worker struct {
 	// completed, each task in one of them: a task completes with one
 	// locked add, not two. Written by the owner only, read by Stats (their
 	// sum), WorkerStats and, for execDone, Pool.inflight.
-	completed atomic.Uint64 // submitted tasks but Execute's (Submit, Invoke from outside)
+	completed atomic.Uint64 // submitted tasks but Execute's (Submit, Invoke from outside), counted by submission.execute
 	execDone  atomic.Int64  // Execute tasks (closures and typed actions) finished
 	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
 	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
@@ -238,8 +238,7 @@ func (w *Worker) run(n *node) {
 	}
 	w.own.executed++
 	// Read first: a completed exec node goes back to w's free list.
-	root, solo := n.root, n.solo
-	watched := root && w.pool.slow != nil
+	watched := n.root && w.pool.slow != nil
 	var outer slowState
 	if watched {
 		outer = w.beginRoot()
@@ -248,13 +247,8 @@ func (w *Worker) run(n *node) {
 	w.comp, w.group = n.comp, n.group
 	n.job.execute(w)
 	w.comp, w.group = savedComp, savedGroup
-	if root {
-		if !solo { // an Execute task is counted in execDone (Pool.execDone)
-			w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
-		}
-		if watched {
-			w.endRoot(outer)
-		}
+	if watched {
+		w.endRoot(outer)
 	}
 }
 
