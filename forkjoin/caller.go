@@ -2,6 +2,7 @@ package forkjoin
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -58,18 +59,36 @@ func callerWorker(p *Pool) *Worker {
 }
 
 // handlerByGoroutine maps the key of a goroutine running a pool's panic
-// handler (reportPanic) to that pool, for as long as the handler runs.
-var handlerByGoroutine sync.Map // goroutineKey() -> *Pool
+// handler (reportPanic) to the pools whose workers may be waiting for it
+// (handlerWaiters), for as long as the handler runs.
+var handlerByGoroutine sync.Map // goroutineKey() -> []*Pool
+
+// handlerWaiters returns the pools a handler of p called from this
+// goroutine must not wait for: p, whose worker usually reports; the pool
+// of the calling worker, if any (a worker of another pool that completed
+// AllOf's last Future reports the panic AllOf drops, and waits); and, for
+// a report made from a handler, that handler's own (the reporter waits for
+// it, and its waiters for the reporter). Called by the reporter.
+func handlerWaiters(p *Pool) []*Pool {
+	pools := []*Pool{p}
+	if w := callingWorker(); w != nil && w.pool != p {
+		pools = append(pools, w.pool)
+	}
+	if h, ok := handlerByGoroutine.Load(goroutineKey()); ok {
+		pools = append(pools, h.([]*Pool)...)
+	}
+	return pools
+}
 
 // cannotWaitFor reports whether the caller must not wait for p's workers
-// to exit: it is one of them, or p's panic handler, which one of them may
-// be waiting for (reportPanic). Close and Shutdown return at once then.
+// to exit: it is one of them, or a panic handler that one of them may be
+// waiting for (reportPanic). Close and Shutdown return at once then.
 func cannotWaitFor(p *Pool) bool {
 	if callerWorker(p) != nil {
 		return true
 	}
 	h, ok := handlerByGoroutine.Load(goroutineKey())
-	return ok && h.(*Pool) == p
+	return ok && slices.Contains(h.([]*Pool), p)
 }
 
 // stackGoid returns the calling goroutine's id from the first line of its
