@@ -2,11 +2,17 @@ package forkjoin_test
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // Review rev11: attacks on compensating workers, the submission queue, the
@@ -41,4 +47,90 @@ func TestOtherPoolsHandlerCanCloseReporterPool(t *testing.T) {
 		_, err := all.Get(context.Background())
 		require.Error(t, err)
 	})
+}
+
+// countAction is a typed Execute action that counts its run.
+type countAction struct{ n *atomic.Int64 }
+
+func (a countAction) Compute(*forkjoin.Worker) { a.n.Add(1) }
+
+// TestCloseRunsEveryAcceptedSubmission (held on 301e773): submitters at
+// every priority, through every entry point (Execute, ExecuteContext
+// with live and canceled contexts, typed ExecuteTaskPriority, Submit,
+// SubmitContext, Then), on a bounded queue, with tasks that panic, call
+// runtime.Goexit or Block, race a Close: every submission accepted runs
+// exactly once (or, for SubmitContext, completes), Close returns, and
+// Stats.Completed equals Stats.Submitted afterwards.
+func TestCloseRunsEveryAcceptedSubmission(t *testing.T) {
+	rounds := 40
+	if testing.Short() || testenv.Race {
+		rounds = 8
+	}
+	for r := range rounds {
+		p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxQueued(8),
+			forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+		var accepted, ran, other atomic.Int64 // Execute's accepted and run; Submit's and Then's runs
+		body := func(k int, ran *atomic.Int64) func(w *forkjoin.Worker) {
+			return func(w *forkjoin.Worker) {
+				ran.Add(1)
+				switch k % 7 {
+				case 1:
+					panic("boom")
+				case 2:
+					runtime.Goexit()
+				case 3:
+					forkjoin.Block(w, func() { time.Sleep(10 * time.Microsecond) })
+				}
+			}
+		}
+		canceled, cancel := context.WithCancel(context.Background())
+		cancel()
+		var futures sync.Map
+		testenv.Concurrently(t, "submitters", 4, func(g int) {
+			prios := []forkjoin.Priority{forkjoin.Urgent, forkjoin.Normal, forkjoin.Background}
+			for k := 0; k < 300; k++ {
+				prio := prios[(g+k)%3]
+				var err error
+				switch k % 6 {
+				case 0:
+					err = p.ExecutePriority(prio, body(k, &ran))
+				case 1:
+					err = p.ExecuteContextPriority(context.Background(), prio, body(k, &ran))
+				case 2:
+					err = p.ExecuteContextPriority(canceled, prio, body(k, &ran))
+				case 3:
+					err = forkjoin.ExecuteTaskPriority(p, prio, countAction{&ran})
+				case 4:
+					f := forkjoin.SubmitPriority(p, prio, func(w *forkjoin.Worker) int { body(k, &other)(w); return 0 })
+					futures.Store(f, true)
+					continue
+				case 5:
+					f := forkjoin.Then(p, forkjoin.Submit(p, func(*forkjoin.Worker) int { other.Add(1); return 1 }),
+						func(w *forkjoin.Worker, v int) int { other.Add(1); return v })
+					futures.Store(f, true)
+					continue
+				}
+				if err == nil {
+					accepted.Add(1)
+				} else if !errors.Is(err, forkjoin.ErrClosed) && !errors.Is(err, forkjoin.ErrQueueFull) && !errors.Is(err, context.Canceled) {
+					t.Errorf("unexpected error %v", err)
+				}
+				if g == 0 && k == 150 {
+					go p.Close()
+				}
+			}
+		})
+		within(t, "Close", p.Close)
+		// Each Future done; those whose task ran count one run each
+		// (two for Then: its source and its stage).
+		futures.Range(func(f, _ any) bool {
+			fu := f.(*forkjoin.Future[int])
+			require.True(t, fu.Done(), "round %d: a Future not done after Close", r)
+			return true
+		})
+		st := p.Stats()
+		require.Equal(t, st.Submitted, st.Completed, "round %d: %v", r, st)
+		require.Equal(t, 0, st.Workers, "round %d", r)
+		require.Equal(t, accepted.Load(), ran.Load(), "round %d: accepted Execute tasks run", r)
+	}
 }
