@@ -3,6 +3,7 @@ package forkjoin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -133,4 +134,84 @@ func TestCloseRunsEveryAcceptedSubmission(t *testing.T) {
 		require.Equal(t, 0, st.Workers, "round %d", r)
 		require.Equal(t, accepted.Load(), ran.Load(), "round %d: accepted Execute tasks run", r)
 	}
+}
+
+// TestSparesSettleAndStayBelowMaxWorkers (held on 301e773): nested and
+// concurrent Blocks, with hooks, tasks that call runtime.Goexit on
+// compensating workers, and submissions meanwhile: every Index is below
+// MaxWorkers, each index's hooks alternate start, exit, and once the load
+// is gone the pool settles at Parallelism() workers, all idle.
+func TestSparesSettleAndStayBelowMaxWorkers(t *testing.T) {
+	const par = 2
+	var mu sync.Mutex
+	inHook := map[int]bool{}
+	hookErr := ""
+	start := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if inHook[i] {
+			hookErr = fmt.Sprintf("start of %d twice without exit", i)
+		}
+		inHook[i] = true
+	}
+	exit := func(i int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !inHook[i] {
+			hookErr = fmt.Sprintf("exit of %d without start", i)
+		}
+		inHook[i] = false
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMaxBlocked(3),
+		forkjoin.WithWorkerHooks(start, exit), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	defer closePool(t, p)
+	var maxIndex atomic.Int64
+	seen := func(w *forkjoin.Worker) {
+		for {
+			m := maxIndex.Load()
+			if int64(w.Index()) <= m || maxIndex.CompareAndSwap(m, int64(w.Index())) {
+				return
+			}
+		}
+	}
+	rounds := 300
+	if testing.Short() || testenv.Race {
+		rounds = 60
+	}
+	for r := range rounds {
+		var wg sync.WaitGroup
+		for k := range 6 {
+			wg.Add(1)
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+				defer wg.Done()
+				seen(w)
+				forkjoin.Block(w, func() {
+					forkjoin.Invoke(p, func(w *forkjoin.Worker) int { // inline on the same worker
+						seen(w)
+						return 0
+					})
+					time.Sleep(time.Duration(k*10) * time.Microsecond)
+				})
+				if (r+k)%5 == 0 {
+					if err := p.Execute(func(w *forkjoin.Worker) {
+						seen(w)
+						if w.Index() >= par {
+							runtime.Goexit() // on a compensating worker
+						}
+					}); err != nil {
+						t.Error(err) // not FailNow: on a worker
+					}
+				}
+			}))
+		}
+		within(t, "round", wg.Wait)
+	}
+	waitUntil(t, "pool settled at its parallelism, idle", func() bool {
+		s := p.Stats()
+		return s.Workers == par && s.Idle == par && s.Queued == 0
+	})
+	require.Less(t, maxIndex.Load(), int64(p.MaxWorkers()))
+	mu.Lock()
+	require.Empty(t, hookErr)
+	mu.Unlock()
 }
