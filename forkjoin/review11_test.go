@@ -215,3 +215,26 @@ func TestSparesSettleAndStayBelowMaxWorkers(t *testing.T) {
 	require.Empty(t, hookErr)
 	mu.Unlock()
 }
+
+// TestBlockingForeignCanClose: Close from Blocking's function, in a task,
+// returns at once as Close from the task itself does, whether or not a
+// compensating worker is free. With none free (WithMaxBlocked(-1)) the
+// function runs on a goroutine of its own while the worker waits for it;
+// Close there waited for the workers to exit, among them the one waiting
+// for it, and both hung on 301e773. With a spare free it returned at once.
+func TestBlockingForeignCanClose(t *testing.T) {
+	for _, spares := range []int{-1, 1} {
+		t.Run(fmt.Sprintf("maxBlocked=%d", spares), func(t *testing.T) {
+			p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(spares))
+			defer closePool(t, p)
+			closed := make(chan struct{})
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+				forkjoin.Blocking(func() {
+					p.Close()
+					close(closed)
+				})
+			}))
+			within(t, "Close from Blocking's function", func() { <-closed })
+		})
+	}
+}
