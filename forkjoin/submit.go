@@ -152,7 +152,7 @@ func (e *execNode) complete(w *Worker) {
 // left Futures chained on the source incomplete
 // (TestPanicHandlerGoexitLosesNothing).
 //
-// The handler's goroutine is registered (handlerByGoroutine) while the
+// The handler's goroutine is registered (awaitedByGoroutine) while the
 // handler runs with p and the pool of the reporting worker, so that Close
 // and Shutdown of either called from it return at once, as from one of the
 // pool's tasks: the reporter is often one of p's workers, which waits for
@@ -162,13 +162,12 @@ func (e *execNode) complete(w *Worker) {
 // handler hung the same way (TestOtherPoolsHandlerCanCloseReporterPool).
 func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
-	waiting := handlerWaiters(p)
+	waiting := waitersOf(p)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer func() { _ = recover() }()
-		handlerByGoroutine.Store(goroutineKey(), waiting)
-		defer handlerByGoroutine.Delete(goroutineKey())
+		defer awaited(waiting)()
 		p.onPanic(pe)
 	}()
 	<-done
