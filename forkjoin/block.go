@@ -60,13 +60,18 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 // w's pool meanwhile; a panic of fn is raised again on w (a
 // runtime.Goexit in fn, which cannot be carried over, as a panic with a
 // nil value). pv and panicked are written before the latch is set and
-// read after it is seen set.
+// read after it is seen set. The goroutine is registered as awaited by
+// w's pool while fn runs, so that Close or Shutdown of that pool from fn
+// returns at once, as from the task (and from fn when a compensating
+// worker is free): it waited for w to exit, and w for fn
+// (TestBlockingForeignCanClose).
 func blockForeign(w *Worker, fn func()) {
 	var (
 		l        latch
 		pv       any
 		panicked bool
 	)
+	waiting := waitersOf(w.pool)
 	go func() {
 		ok := false
 		defer func() {
@@ -75,6 +80,7 @@ func blockForeign(w *Worker, fn func()) {
 			}
 			l.set()
 		}()
+		defer awaited(waiting)()
 		fn()
 		ok = true
 	}()
@@ -89,7 +95,9 @@ func blockForeign(w *Worker, fn func()) {
 // task): on a worker of any pool it is Block on that worker, so that its
 // pool keeps its parallelism while fn blocks (or, with no compensating
 // worker free, fn runs on a goroutine of its own while the worker runs its
-// pool's tasks until fn returns); in a worker hook (WithWorkerHooks), and
+// pool's tasks until fn returns; Close and Shutdown of that pool called
+// from fn return at once either way, as from the task:
+// TestBlockingForeignCanClose); in a worker hook (WithWorkerHooks), and
 // on any other goroutine, it just calls fn. Finding the calling worker
 // costs what OnWorker costs.
 //

@@ -2,6 +2,7 @@ package forkjoin
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -57,19 +58,50 @@ func callerWorker(p *Pool) *Worker {
 	return nil
 }
 
-// handlerByGoroutine maps the key of a goroutine running a pool's panic
-// handler (reportPanic) to that pool, for as long as the handler runs.
-var handlerByGoroutine sync.Map // goroutineKey() -> *Pool
+// awaitedByGoroutine maps the key of a goroutine that some worker waits
+// for without running it, to the pools of those workers (waitersOf), for
+// as long as the goroutine runs what is awaited: a pool's panic handler
+// (reportPanic), and the function of Blocking run off the worker
+// (blockForeign). Close and Shutdown of one of those pools called there
+// cannot wait for its workers to exit (cannotWaitFor).
+var awaitedByGoroutine sync.Map // goroutineKey() -> []*Pool
+
+// waitersOf returns the pools a goroutine that the caller is about to wait
+// for must not wait for: p (for a panic report, the handler's pool, whose
+// worker usually reports; for Blocking, the waiting worker's); the pool of
+// the calling worker, if any (a worker of another pool that completed
+// AllOf's last Future reports the panic AllOf drops, and waits); and those
+// of the caller itself, if it is awaited (a report made from a handler:
+// the reporter waits for it, and its waiters for the reporter).
+func waitersOf(p *Pool) []*Pool {
+	pools := []*Pool{p}
+	if w := callingWorker(); w != nil && w.pool != p {
+		pools = append(pools, w.pool)
+	}
+	if h, ok := awaitedByGoroutine.Load(goroutineKey()); ok {
+		pools = append(pools, h.([]*Pool)...)
+	}
+	return pools
+}
+
+// awaited registers the calling goroutine as awaited by pools' workers
+// (see awaitedByGoroutine) until the returned function is called, on the
+// same goroutine.
+func awaited(pools []*Pool) (done func()) {
+	k := goroutineKey()
+	awaitedByGoroutine.Store(k, pools)
+	return func() { awaitedByGoroutine.Delete(k) }
+}
 
 // cannotWaitFor reports whether the caller must not wait for p's workers
-// to exit: it is one of them, or p's panic handler, which one of them may
-// be waiting for (reportPanic). Close and Shutdown return at once then.
+// to exit: it is one of them, or a goroutine one of them may be waiting
+// for (awaitedByGoroutine). Close and Shutdown return at once then.
 func cannotWaitFor(p *Pool) bool {
 	if callerWorker(p) != nil {
 		return true
 	}
-	h, ok := handlerByGoroutine.Load(goroutineKey())
-	return ok && h.(*Pool) == p
+	h, ok := awaitedByGoroutine.Load(goroutineKey())
+	return ok && slices.Contains(h.([]*Pool), p)
 }
 
 // stackGoid returns the calling goroutine's id from the first line of its

@@ -157,8 +157,10 @@ func (p *Pool) isRunner() {}
 // handler (WithPanicHandler), for which a worker may be waiting, Close
 // cannot wait for itself: it stops accepting submissions and returns at
 // once, and the workers exit once the work in flight completes
-// (TestPanicHandlerCanClose). Close on the Default pool
-// does nothing.
+// (TestPanicHandlerCanClose). So does Close from another pool's handler
+// reporting, from one of this pool's workers, a panic AllOf or AnyOf
+// dropped (TestOtherPoolsHandlerCanCloseReporterPool). Close on the
+// Default pool does nothing.
 func (p *Pool) Close() {
 	if p = orDefault(p, "Pool.Close"); p.isShared {
 		return

@@ -152,19 +152,22 @@ func (e *execNode) complete(w *Worker) {
 // left Futures chained on the source incomplete
 // (TestPanicHandlerGoexitLosesNothing).
 //
-// The handler's goroutine is registered as p's (handlerByGoroutine) while
-// the handler runs, so that Close and Shutdown called from it return at
-// once, as from one of p's tasks: the reporter is often one of p's workers,
-// which waits for the handler, and a Close that waited for the workers to
-// exit waited for that one (TestPanicHandlerCanClose).
+// The handler's goroutine is registered (awaitedByGoroutine) while the
+// handler runs with p and the pool of the reporting worker, so that Close
+// and Shutdown of either called from it return at once, as from one of the
+// pool's tasks: the reporter is often one of p's workers, which waits for
+// the handler, and a Close that waited for the workers to exit waited for
+// that one (TestPanicHandlerCanClose); the reporter of a panic AllOf or
+// AnyOf drops may be a worker of another pool, whose Close from p's
+// handler hung the same way (TestOtherPoolsHandlerCanCloseReporterPool).
 func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
+	waiting := waitersOf(p)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer func() { _ = recover() }()
-		handlerByGoroutine.Store(goroutineKey(), p)
-		defer handlerByGoroutine.Delete(goroutineKey())
+		defer awaited(waiting)()
 		p.onPanic(pe)
 	}()
 	<-done

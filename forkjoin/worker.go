@@ -612,6 +612,13 @@ func (w *Worker) loop() {
 		}
 		if w.exitIdle() {
 			w.sleepers.Cancel(w.index)
+			// Registered since Prepare, w may be the sleeper a producer's
+			// WakeOne or WakeIdle picked for work it published after w's
+			// findWork above: the token leaves with w, so pass it on. A
+			// retiring spare dropped it, and the submission waited while
+			// the pool's other idle worker slept
+			// (TestRetiringSpareKeepsSubmitWakeup).
+			p.wakeIfWork()
 			break
 		}
 		p.inj.trimSpares() // nothing to run: give a burst's spare blocks back
