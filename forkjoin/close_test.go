@@ -168,6 +168,67 @@ func TestCloseFromInsideTask(t *testing.T) {
 	}
 }
 
+// TestShutdownFromInsideSaysItDidNotWait: Shutdown called where it cannot
+// wait for the pool's work (in one of its tasks, or in its panic handler,
+// which a worker waits for) returns at once, as Close does, but not nil,
+// which means that the work has finished and the workers have exited: an
+// error that errors.Is ErrInsidePool and counts the unfinished tasks. It
+// returned nil on 7010b7a. Afterwards the pool still drains and closes.
+func TestShutdownFromInsideSaysItDidNotWait(t *testing.T) {
+	t.Run("task", func(t *testing.T) {
+		p := forkjoin.New(forkjoin.WithParallelism(1))
+		var err error
+		within(t, "Shutdown inside Invoke", func() {
+			forkjoin.Invoke(p, func(*forkjoin.Worker) int {
+				err = p.Shutdown(context.Background())
+				return 0
+			})
+		})
+		require.ErrorIs(t, err, forkjoin.ErrInsidePool)
+		require.ErrorContains(t, err, "1 submitted tasks unfinished")
+		within(t, "Close outside", p.Close)
+		require.Zero(t, p.Stats().Workers)
+	})
+	t.Run("handler", func(t *testing.T) {
+		var p *forkjoin.Pool
+		errs := make(chan error, 1)
+		p = forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {
+			errs <- p.Shutdown(context.Background())
+		}))
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { panic("boom") }))
+		var err error
+		within(t, "the handler's Shutdown", func() { err = <-errs })
+		require.ErrorIs(t, err, forkjoin.ErrInsidePool)
+		within(t, "Close outside", p.Close)
+		require.Zero(t, p.Stats().Workers)
+	})
+}
+
+// TestShutdownAcrossPoolsWaits documents Close's known limit: from a task
+// of pool q that a worker of p waits for (p's task invoked q), p's Close
+// would wait for that worker, which waits for the task: Shutdown with a
+// deadline shows the wait (it gives up with the deadline's error), and
+// the chain then completes.
+func TestShutdownAcrossPoolsWaits(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1))
+	q := forkjoin.New(forkjoin.WithParallelism(1))
+	defer q.Close()
+	var err error
+	within(t, "Shutdown of p from q's task", func() {
+		forkjoin.Invoke(p, func(*forkjoin.Worker) int {
+			return forkjoin.Invoke(q, func(*forkjoin.Worker) int {
+				ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+				defer cancel()
+				err = p.Shutdown(ctx)
+				return 0
+			})
+		})
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, forkjoin.ErrInsidePool)
+	within(t, "Close outside", p.Close)
+}
+
 // TestCloseEmptyPool closes pools that never ran anything, at once and
 // after their workers went to sleep.
 func TestCloseEmptyPool(t *testing.T) {

@@ -15,6 +15,14 @@ var ErrClosed = errors.New("forkjoin: pool is closed")
 // WithMaxQueued and its submission queue is full.
 var ErrQueueFull = errors.New("forkjoin: submission queue is full")
 
+// ErrInsidePool is wrapped by the error Pool.Shutdown returns when it is
+// called where it cannot wait for the pool's work: in one of the pool's
+// tasks, in its panic handler, or in Blocking's function run for one of
+// its workers, which a worker of the pool waits for. Shutdown then stops
+// the pool accepting submissions and returns at once, as Close does;
+// the workers exit once the work in flight has finished.
+var ErrInsidePool = errors.New("forkjoin: Shutdown called from inside the pool cannot wait for its work")
+
 // ErrGoexit is the Value of the *PanicError recorded for a task that called
 // runtime.Goexit (for example t.FailNow in a test) instead of returning:
 // errors.Is(err, ErrGoexit) reports it, through the *PanicError.

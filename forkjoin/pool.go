@@ -159,8 +159,15 @@ func (p *Pool) isRunner() {}
 // once, and the workers exit once the work in flight completes
 // (TestPanicHandlerCanClose). So does Close from another pool's handler
 // reporting, from one of this pool's workers, a panic AllOf or AnyOf
-// dropped (TestOtherPoolsHandlerCanCloseReporterPool). Close on the
-// Default pool does nothing.
+// dropped (TestOtherPoolsHandlerCanCloseReporterPool), and Close from
+// Blocking's function run off one of its workers
+// (TestBlockingForeignCanClose). Close on the Default pool does nothing.
+//
+// Known limit: Close from a task of another pool that one of this pool's
+// workers waits for (a task of p calls Invoke on q, and q's task calls
+// p.Close) waits for that worker, which waits for it: a deadlock. Close
+// such a pool from outside, or use Shutdown with a deadline, which gives
+// up (TestShutdownAcrossPoolsWaits).
 func (p *Pool) Close() {
 	if p = orDefault(p, "Pool.Close"); p.isShared {
 		return
@@ -188,7 +195,13 @@ func (p *Pool) waitWatchdog() {
 // workers still exit once they have. ctx bounds the wait and cancels no
 // task, as with http.Server.Shutdown: to stop tasks, cancel the contexts
 // they were submitted with (SubmitContext), then Close to wait for them
-// (TestShutdownContextBoundsOnlyTheDrain). Shutdown on the Default pool
+// (TestShutdownContextBoundsOnlyTheDrain). Where Close would return at
+// once without waiting (called from one of the pool's tasks, its panic
+// handler, or another goroutine a worker of the pool waits for: see
+// Close), Shutdown returns at once too, with an error wrapping
+// ErrInsidePool that counts the unfinished tasks: nil always means that
+// the work has finished and the workers have exited
+// (TestShutdownFromInsideSaysItDidNotWait). Shutdown on the Default pool
 // does nothing and returns nil.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	if p = orDefault(p, "Pool.Shutdown"); p.isShared {
@@ -196,7 +209,7 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	}
 	p.beginClose()
 	if cannotWaitFor(p) {
-		return nil
+		return fmt.Errorf("%w: %d submitted tasks unfinished", ErrInsidePool, p.inflight())
 	}
 	select {
 	case <-p.stopped:
