@@ -1,6 +1,7 @@
 package forkjoin
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,10 +50,12 @@ func TestForeignWaitKeepsSubmitWakeup(t *testing.T) {
 				if p.sleepers.Count() >= 2 {
 					armed.Store(true)
 				}
+				runtime.Gosched() // 4 goroutines on 2 vCPUs: let w reach its Prepare
 			}
 		}
 		if err := p.Execute(func(w *Worker) {
 			for p.sleepers.Count() < 1 { // B asleep
+				runtime.Gosched()
 			}
 			go func() { // G
 				wait()
