@@ -268,11 +268,13 @@ func (w *Worker) run(n *node) {
 // worker does not poll.
 func (w *Worker) waitUntil(l *latch, hint *node) {
 	var bo park.Backoff
+	registered := false // w called Prepare during this wait: see below the loop
 	for !l.probe() {
 		if w.helpOrSnooze(hint, &bo) {
 			continue
 		}
 		w.sleepers.Prepare(w.index, w.group == 0)
+		registered = true
 		if _, ok := l.addWaiter(w); !ok {
 			w.sleepers.Cancel(w.index)
 			break
@@ -294,12 +296,18 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 		w.sleepers.Sleep(w.index)
 		w.sleepers.Cancel(w.index)
 		bo.Reset()
-		if l.probe() {
-			// The token may have been a WakeOne meant for new work, which
-			// this worker, returning to its task, will not look at now:
-			// pass the wake-up on so that the work does not wait.
-			w.pool.wakeIfWork()
-		}
+	}
+	if registered {
+		// Registered since a Prepare, w may have been the sleeper a
+		// producer's WakeOne, or a submitter's WakeIdle (waitForeign
+		// registers as idle), picked for work that this worker, returning
+		// to its task, will not look at now: pass the wake-up on so that
+		// the work does not wait. Every exit needs it: after Sleep, after
+		// the addWaiter failure (l set since the loop's check), and after
+		// a task run by findHelp or a Broadcast share (l set meanwhile);
+		// only the first passed it on, and a submission waited while the
+		// pool's other worker slept (TestForeignWaitKeepsSubmitWakeup).
+		w.pool.wakeIfWork()
 	}
 	// Back to the waiting task, which need not belong to the scopes of the
 	// tasks helped meanwhile and may block (scope.go, "Batched retirement").
