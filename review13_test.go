@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -249,5 +251,133 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// affine is x -> a*x + b modulo a prime; composing them is associative and
+// not commutative, so a helper that combines pieces out of order, or
+// applies op with its arguments swapped, gets a different answer.
+type affine struct{ a, b uint64 }
+
+const affMod = 1_000_003
+
+func compose(f, g affine) affine { // f then g
+	return affine{f.a * g.a % affMod, (f.b*g.a + g.b) % affMod}
+}
+
+// TestOrderSensitiveHelpersMatchSequential: Scan, Reduce, ReduceWith,
+// ReduceRange, Filter, FilterMap, MinFunc, MaxFunc and SortStableFunc
+// against their sequential equivalents with an associative,
+// non-commutative op and with ties, on several sizes, grains and pools,
+// from outside and inside a task.
+func TestOrderSensitiveHelpersMatchSequential(t *testing.T) {
+	pools := []*forkjoin.Pool{forkjoin.New(forkjoin.WithParallelism(2)), forkjoin.New(forkjoin.WithParallelism(3), forkjoin.WithMode(forkjoin.FIFO))}
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
+	for _, p := range pools {
+		for _, n := range []int{0, 1, 2, 3, 63, 64, 65, 1000, 4097, 50_000} {
+			for _, opts := range [][]Option{nil, {Grain(1)}, {Grain(7)}, {Grain(1000)}} {
+				in := make([]affine, n)
+				for i := range in {
+					in[i] = affine{uint64(rand.IntN(affMod-1) + 1), uint64(rand.IntN(affMod))}
+				}
+				id := affine{1, 0}
+				// sequential answers
+				seqScan := slices.Clone(in)
+				for i := 1; i < n; i++ {
+					seqScan[i] = compose(seqScan[i-1], seqScan[i])
+				}
+				seqRed := id
+				for _, f := range in {
+					seqRed = compose(seqRed, f)
+				}
+				keys := make([]int, n)
+				for i := range keys {
+					keys[i] = rand.IntN(5)
+				}
+				check := func(r forkjoin.Runner, where string) {
+					what := fmt.Sprintf("n=%d opts=%d %s", n, len(opts), where)
+					s := slices.Clone(in)
+					Scan(r, s, compose, opts...)
+					assert.Equal(t, seqScan, s, "Scan "+what)
+					assert.Equal(t, seqRed, Reduce(r, in, id, compose, compose, opts...), "Reduce "+what)
+					assert.Equal(t, seqRed, ReduceWith(r, in, func() affine { return id }, compose, compose, opts...), "ReduceWith "+what)
+					assert.Equal(t, seqRed, ReduceRange(r, n, id, func(a affine, lo, hi int) affine {
+						for _, f := range in[lo:hi] {
+							a = compose(a, f)
+						}
+						return a
+					}, compose, opts...), "ReduceRange "+what)
+					keep := func(f affine) bool { return f.a%3 == 0 }
+					var seqF []affine
+					for _, f := range in {
+						if keep(f) {
+							seqF = append(seqF, f)
+						}
+					}
+					assert.Equal(t, len(seqF), len(Filter(r, in, keep, opts...)), "Filter "+what)
+					if len(seqF) > 0 {
+						assert.Equal(t, seqF, []affine(Filter(r, in, keep, opts...)), "Filter "+what)
+					}
+					fm := FilterMap(r, in, func(f affine) (uint64, bool) { return f.b, keep(f) }, opts...)
+					assert.Equal(t, len(seqF), len(fm), "FilterMap "+what)
+					for i := range min(len(fm), len(seqF)) {
+						assert.Equal(t, seqF[i].b, fm[i], "FilterMap "+what)
+					}
+					if n > 0 {
+						idx := make([]int, n)
+						for i := range idx {
+							idx[i] = i
+						}
+						byKey := func(a, b int) int { return keys[a] - keys[b] }
+						assert.Equal(t, slices.MinFunc(idx, byKey), MinFunc(r, idx, byKey, opts...), "MinFunc "+what)
+						assert.Equal(t, slices.MaxFunc(idx, byKey), MaxFunc(r, idx, byKey, opts...), "MaxFunc "+what)
+						want := slices.Clone(idx)
+						slices.SortStableFunc(want, byKey)
+						got := slices.Clone(idx)
+						SortStableFunc(r, got, byKey, opts...)
+						assert.Equal(t, want, got, "SortStableFunc "+what)
+					}
+				}
+				check(p, "outside")
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int { check(w, "inside"); return 0 })
+				if t.Failed() {
+					return
+				}
+			}
+		}
+	}
+}
+
+// TestContextHelpersDoneBeforeCallRunNothing: ForContext and MapContext
+// with a context already done run no iteration and return its error, for
+// every size (the inline paths included), from outside and inside a task.
+func TestContextHelpersDoneBeforeCallRunNothing(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, n := range []int{0, 1, 5, 100, 10_000} {
+		for _, inside := range []bool{false, true} {
+			var ran atomic.Int64
+			var errF, errM error
+			var res []int
+			do := func(r forkjoin.Runner) {
+				errF = ForContext(ctx, r, n, func(context.Context, int) error { ran.Add(1); return nil })
+				res, errM = MapContext(ctx, r, ints(n), func(_ context.Context, x int) (int, error) { ran.Add(1); return x, nil })
+			}
+			if inside {
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int { do(w); return 0 })
+			} else {
+				do(p)
+			}
+			require.Zero(t, ran.Load(), "n=%d inside=%v", n, inside)
+			require.ErrorIs(t, errF, context.Canceled, "n=%d inside=%v", n, inside)
+			require.ErrorIs(t, errM, context.Canceled, "n=%d inside=%v", n, inside)
+			require.Nil(t, res)
+		}
 	}
 }
