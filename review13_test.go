@@ -203,6 +203,17 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 				}
 			}, func(i int) { at(c, i, k) })
 		},
+		"Do": func(r forkjoin.Runner, k int, c *lateChecker) {
+			fns := make([]func(), 16)
+			for j := range fns {
+				fns[j] = func() {
+					for i := j * n / 16; i < (j+1)*n/16; i++ {
+						at(c, i, k)
+					}
+				}
+			}
+			Do(r, fns...)
+		},
 		"MapSeq": func(r forkjoin.Runner, k int, c *lateChecker) {
 			seq := MapSeq(r, func(yield func(int) bool) {
 				for i := range n {
