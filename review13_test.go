@@ -214,6 +214,46 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 			}
 			Do(r, fns...)
 		},
+		"MapSeqBodyPanics": func(r forkjoin.Runner, k int, c *lateChecker) {
+			seq := MapSeq(r, func(yield func(int) bool) {
+				for i := range n {
+					if !yield(i) {
+						return
+					}
+				}
+			}, func(i int) int { c.visit(func() { spin13(i) }); return i })
+			for v := range seq {
+				if v == k {
+					panic(boom)
+				}
+			}
+		},
+		"MapSeqSourcePanics": func(r forkjoin.Runner, k int, c *lateChecker) {
+			seq := MapSeq(r, func(yield func(int) bool) {
+				for i := range n {
+					if i == k {
+						panic(boom)
+					}
+					if !yield(i) {
+						return
+					}
+				}
+			}, func(i int) int { c.visit(func() { spin13(i) }); return i })
+			for range seq {
+			}
+		},
+		"ForSeqSourcePanics": func(r forkjoin.Runner, k int, c *lateChecker) {
+			ForSeq(r, func(yield func(int) bool) {
+				for i := range n {
+					if i == k {
+						panic(boom)
+					}
+					if !yield(i) {
+						return
+					}
+				}
+			}, func(i int) { c.visit(func() { spin13(i) }) })
+		},
 		"MapSeq": func(r forkjoin.Runner, k int, c *lateChecker) {
 			seq := MapSeq(r, func(yield func(int) bool) {
 				for i := range n {
