@@ -216,7 +216,22 @@ func (s *Scope) count(w *Worker) bool {
 		w.frame.credits--
 		return true
 	}
-	return s.pending.Add(1) != 1
+	// Not from s's running task: raise the count only if s has not
+	// finished. An Add would turn a finished scope's 0 into 1 and leave it
+	// there, so that the next misuse saw a live count, was accepted, and
+	// its task ran with no RunScope to wait for it or raise its panic
+	// (TestSpawnAfterScopeReturnedAlwaysPanics). The CAS keeps a finished
+	// scope's count at 0; while s runs, a task of s is unfinished, so the
+	// count cannot reach 0 under the loop.
+	for {
+		n := s.pending.Load()
+		if n == 0 {
+			return false
+		}
+		if s.pending.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // Batched retirement. A spawned task that finishes normally does not
