@@ -7,6 +7,10 @@ package forkjoin
 // about to sleep.
 func SleepersOf(p *Pool) int { return p.sleepers.Count() }
 
+// Asked reports whether a thief's request for work is pending on w's
+// deque (internal/deque, "No hidden work").
+func Asked(w *Worker) bool { return w.deque.Asked() }
+
 // PublicLen reports how many tasks thieves can see in w's deque.
 func PublicLen(w *Worker) int { return w.deque.Len() }
 
