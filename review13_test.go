@@ -73,7 +73,7 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 		})
 	}
 	calls := map[string]call{
-		"For":      func(r forkjoin.Runner, k int, c *lateChecker) { For(r, n, func(i int) { at(c, i, k) }) },
+		"For": func(r forkjoin.Runner, k int, c *lateChecker) { For(r, n, func(i int) { at(c, i, k) }) },
 		"ForRange": func(r forkjoin.Runner, k int, c *lateChecker) {
 			ForRange(r, n, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
