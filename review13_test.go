@@ -63,6 +63,19 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 	const n = 20_000
 	boom := errors.New("boom")
 	in := ints(n)
+	// source yields 0..n-1 and panics with boom at k (never if k < 0).
+	source := func(k int) func(yield func(int) bool) {
+		return func(yield func(int) bool) {
+			for i := range n {
+				if i == k {
+					panic(boom)
+				}
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
 	type call func(r forkjoin.Runner, k int, c *lateChecker)
 	at := func(c *lateChecker, i, k int) {
 		c.visit(func() {
@@ -195,13 +208,7 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 			})
 		},
 		"ForSeq": func(r forkjoin.Runner, k int, c *lateChecker) {
-			ForSeq(r, func(yield func(int) bool) {
-				for i := range n {
-					if !yield(i) {
-						return
-					}
-				}
-			}, func(i int) { at(c, i, k) })
+			ForSeq(r, source(-1), func(i int) { at(c, i, k) })
 		},
 		"Do": func(r forkjoin.Runner, k int, c *lateChecker) {
 			fns := make([]func(), 16)
@@ -215,13 +222,7 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 			Do(r, fns...)
 		},
 		"MapSeqBodyPanics": func(r forkjoin.Runner, k int, c *lateChecker) {
-			seq := MapSeq(r, func(yield func(int) bool) {
-				for i := range n {
-					if !yield(i) {
-						return
-					}
-				}
-			}, func(i int) int { c.visit(func() { spin13(i) }); return i })
+			seq := MapSeq(r, source(-1), func(i int) int { c.visit(func() { spin13(i) }); return i })
 			for v := range seq {
 				if v == k {
 					panic(boom)
@@ -229,39 +230,15 @@ func TestHelpersStopWritingBeforeReturn(t *testing.T) {
 			}
 		},
 		"MapSeqSourcePanics": func(r forkjoin.Runner, k int, c *lateChecker) {
-			seq := MapSeq(r, func(yield func(int) bool) {
-				for i := range n {
-					if i == k {
-						panic(boom)
-					}
-					if !yield(i) {
-						return
-					}
-				}
-			}, func(i int) int { c.visit(func() { spin13(i) }); return i })
+			seq := MapSeq(r, source(k), func(i int) int { c.visit(func() { spin13(i) }); return i })
 			for range seq {
 			}
 		},
 		"ForSeqSourcePanics": func(r forkjoin.Runner, k int, c *lateChecker) {
-			ForSeq(r, func(yield func(int) bool) {
-				for i := range n {
-					if i == k {
-						panic(boom)
-					}
-					if !yield(i) {
-						return
-					}
-				}
-			}, func(i int) { c.visit(func() { spin13(i) }) })
+			ForSeq(r, source(k), func(i int) { c.visit(func() { spin13(i) }) })
 		},
 		"MapSeq": func(r forkjoin.Runner, k int, c *lateChecker) {
-			seq := MapSeq(r, func(yield func(int) bool) {
-				for i := range n {
-					if !yield(i) {
-						return
-					}
-				}
-			}, func(i int) int { c.visit(func() { spin13(i) }); return i })
+			seq := MapSeq(r, source(-1), func(i int) int { c.visit(func() { spin13(i) }); return i })
 			for v := range seq {
 				if v == k {
 					break
