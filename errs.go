@@ -24,10 +24,9 @@ import (
 // starts (the one whose check came first), and pieces not yet started
 // never run. ForErr returns only once every call that started has
 // returned, as errgroup.Group.Wait does: nothing of the call runs after it
-// returns. The one exception is a body that calls runtime.Goexit (as
-// t.FailNow does): the goroutine unwinds at once and the caller gets a
-// *forkjoin.PanicError with ErrGoexit without waiting for a piece another
-// worker took, as for every join (see forkjoin.Join).
+// returns, also when a body calls runtime.Goexit (as t.FailNow does): the
+// caller then gets a *forkjoin.PanicError with ErrGoexit once the pieces
+// other workers took have finished (TestErrHelpersWaitForCallsInFlight).
 //
 // Calls must not wait for one another: on a one-worker pool they run one
 // after the other; inside a task, a short loop runs on its worker when the

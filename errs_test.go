@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -280,7 +281,10 @@ var spinSink atomic.Uint64
 // than the failing one wait for the cancel that its error causes, then
 // sleep (to widen the window; nothing is timed) and only then return: when
 // ForContext returns, as many calls have finished as started. Also with a
-// panic instead of the error. The failing call waits a little for others to start
+// panic instead of the error, and with runtime.Goexit (t.FailNow in a
+// body), which unwound the failing worker without waiting for the calls
+// other workers had taken until 2026-12-05 (forkjoin's
+// TestGoexitWaitsForStolenWork). The failing call waits a little for others to start
 // (a bounded number of polls: whether a piece is stolen in time is up to
 // the scheduler, and a worker's newest forks are not stealable at once).
 func TestErrHelpersWaitForCallsInFlight(t *testing.T) {
@@ -289,7 +293,7 @@ func TestErrHelpersWaitForCallsInFlight(t *testing.T) {
 	boom := errors.New("boom")
 	var inFlight atomic.Int64
 	defer func() { t.Logf("%d calls in flight at the 40 failures", inFlight.Load()) }()
-	for _, panics := range []bool{false, true} {
+	for _, how := range []string{"error", "panic", "goexit"} {
 		for round := range 20 {
 			var started, finished, entered atomic.Int64
 			var err error
@@ -306,8 +310,11 @@ func TestErrHelpersWaitForCallsInFlight(t *testing.T) {
 							time.Sleep(10 * time.Microsecond)
 						}
 						inFlight.Add(entered.Load())
-						if panics {
+						switch how {
+						case "panic":
 							panic(boom)
+						case "goexit":
+							runtime.Goexit()
 						}
 						return boom
 					}
@@ -321,11 +328,15 @@ func TestErrHelpersWaitForCallsInFlight(t *testing.T) {
 					return ctx.Err()
 				}, Grain(1))
 			})
-			require.Equal(t, started.Load(), finished.Load(), "a call was running when ForContext returned")
-			if panics {
+			require.Equal(t, started.Load(), finished.Load(), "%s: a call was running when ForContext returned", how)
+			if how != "error" {
 				pe, ok := recovered.(*forkjoin.PanicError)
 				require.True(t, ok, "recovered %T %v", recovered, recovered)
-				require.ErrorIs(t, pe, boom)
+				if how == "panic" {
+					require.ErrorIs(t, pe, boom)
+				} else {
+					require.ErrorIs(t, pe, forkjoin.ErrGoexit)
+				}
 			} else {
 				// The first error recorded, not a lower index's ctx.Err().
 				require.Equal(t, boom, err)

@@ -8,9 +8,9 @@ package forkjoin
 // *PanicError (a's if both panicked): when a panics, the tasks a forked and
 // did not join run first (they are a's work, forked after b), then b is
 // removed unrun if no other worker has taken it, and waited for (helping)
-// if one has. If a calls runtime.Goexit instead, Join does not wait: b is
-// removed unrun if it is the newest task of w's deque, and otherwise left
-// to run as any forked task does. So an un-started b never runs once a
+// if one has. If a calls runtime.Goexit instead, the same happens while
+// the goroutine unwinds: b does not run on after the Join is gone
+// (TestGoexitWaitsForStolenWork). So an un-started b never runs once a
 // has panicked, as Java's invokeAll cancels (rayon's join runs b anyway).
 //
 // Join hands out no handle, so its node is recycled: after warm-up it
@@ -63,14 +63,48 @@ func (n *taskCell[T, C]) awaitStolen(w *Worker) (T, int) {
 // b's node is not recycled.
 func (w *Worker) abandonJoin(n *node, phase int, recovered any) {
 	pe := CapturePanic(recovered)
-	if recovered == nil { // runtime.Goexit: run nothing more, let it unwind
-		if phase == 1 {
-			w.unpushOnly(n)
+	if phase == 1 {
+		w.settleAbandoned(n)
+	}
+	if recovered != nil {
+		panic(pe)
+	} // else runtime.Goexit: it goes on unwinding, b settled
+}
+
+// settleAbandoned makes sure that n, the fork of a Join whose a did not
+// return, will not run after the Join's frame has gone: it runs the tasks
+// a forked after n and did not join (a's own work), then removes n unrun
+// if it is still on w's deque, and otherwise (stolen) waits, helping,
+// until the thief has finished it. It does so whether a panicked or called
+// runtime.Goexit: before, a Goexit left a stolen n running, and Invoke
+// returned ErrGoexit while a task of its computation still ran
+// (TestGoexitWaitsForStolenWork). n may have completed meanwhile (a task
+// run here joined it, before a nested Goexit: see untilSettled), hence the
+// check first.
+func (w *Worker) settleAbandoned(n *node) {
+	untilSettled(func() {
+		if !n.isDone() && !w.unpushAfter(nil, n) {
+			w.waitUntil(&n.latch, n) // stolen: wait for the thief
 		}
-		return
-	}
-	if phase == 1 && !w.unpushAfter(nil, n) {
-		w.waitUntil(&n.latch, n) // stolen: wait for the thief
-	}
-	panic(pe)
+	})
+}
+
+// untilSettled calls settle, a wait of a goroutine that may be unwinding
+// from runtime.Goexit (a Join's or a scope's wait for its forked work),
+// until a call returns. A task that the wait runs meanwhile may call
+// runtime.Goexit in turn: Go lets a deferred call start a second Goexit,
+// which takes over the unwinding, and that unwinds the wait too; the
+// deferred call below then waits again, so that no depth of nested
+// Goexits leaves the forked work running after the frame that forked it
+// (TestNestedGoexitStillWaits). A panic cannot end the wait early: every
+// task the wait runs recovers its own.
+func untilSettled(settle func()) {
+	settled := false
+	defer func() {
+		if !settled { // a task run by settle called runtime.Goexit
+			untilSettled(settle)
+		}
+	}()
+	settle()
+	settled = true
 }

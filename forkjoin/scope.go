@@ -92,7 +92,9 @@ func (q *scopeQueue) pop() func(*Worker) {
 // task spawned in the scope, directly or from other spawned tasks, has
 // finished. While it waits, w helps run them (and any other work of the
 // pool). If any of them panicked, RunScope re-panics with the first
-// *PanicError after all have finished.
+// *PanicError after all have finished. If body calls runtime.Goexit,
+// RunScope likewise waits for every spawned task before the goroutine
+// unwinds further (TestGoexitWaitsForStolenWork).
 //
 // Every spawned task runs in the computation RunScope was called in (see
 // InvokeContext): w.Err and w.Context report that one's context, and only
@@ -114,10 +116,19 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 		outer := w.enterScope(s)
 		finished := false
 		defer func() {
+			exiting := false // body called runtime.Goexit
 			if !finished {
-				s.recordPanic(CapturePanic(recover()))
+				v := recover()
+				exiting = v == nil
+				s.recordPanic(CapturePanic(v))
 			}
 			s.finish(w.leaveScope(outer))
+			if exiting {
+				// The wait below would be skipped by the unwinding: wait
+				// here, so that no spawned task runs on after the scope
+				// (TestGoexitWaitsForStolenWork).
+				untilSettled(func() { w.waitUntil(&s.done, nil) })
+			}
 		}()
 		body(s, w)
 		finished = true

@@ -210,16 +210,6 @@ func (w *Worker) unpushAfter(x, n *node) bool {
 	}
 }
 
-// unpushOnly removes n if it is the newest task of w's deque, running
-// nothing.
-func (w *Worker) unpushOnly(n *node) bool {
-	removed, pub := w.deque.PopIf(n)
-	if pub {
-		w.published()
-	}
-	return removed
-}
-
 // execute runs a node taken from a deque or the submission queue. A
 // submitted node runs only if this worker claims it first (its joiner may
 // have run it already).
