@@ -28,3 +28,15 @@ const SpawnBlock = spawnBlock
 
 // HandoffLen reports how many tasks wait on p's handoff list (handoff.go).
 func HandoffLen(p *Pool) int { return p.handoff.len() }
+
+// CallbacksOn reports how many callbacks (Then stages, AllOf and AnyOf
+// arrivals) are registered on f's latch and not yet run.
+func CallbacksOn[T any](f *Future[T]) int {
+	l := &f.c.latch
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.wait == nil {
+		return 0
+	}
+	return len(l.wait.then)
+}

@@ -18,7 +18,7 @@ func (t *TestLatch) Set() { t.l.set() }
 // set already, as the continuations do.
 func (t *TestLatch) OnSet(fn func()) {
 	cb := func(*firing) { fn() }
-	if !t.l.onSet(cb) {
+	if !t.l.onSet(cb, nil) {
 		fireNow(cb)
 	}
 }
@@ -31,7 +31,7 @@ func StackDepthWhenDone[T any](f *Future[T], depth *atomic.Int64) {
 		pcs := make([]uintptr, 4096)
 		depth.Store(int64(runtime.Callers(0, pcs)))
 	}
-	if !f.c.latch.onSet(cb) {
+	if !f.c.latch.onSet(cb, nil) {
 		fireNow(cb)
 	}
 }

@@ -35,6 +35,13 @@ import (
 // running nested (setIn), so that a chain of any length completes in a
 // loop on one frame, never in recursion.
 //
+// A callback may become moot before the latch is set (a ThenContext stage
+// canceled first: running it would do nothing). onSet drops moot
+// callbacks when the list is full, before it grows, so that a latch that
+// stays unset for long holds a bounded multiple of its live callbacks, not
+// one record per canceled chain (Java's CompletableFuture.cleanStack;
+// TestCanceledStagesDoNotPileUpOnPendingSource).
+//
 // The fast path of set is one CAS (unset → set) and that of probe one load.
 // The fields guarded by mu are touched only on the slow paths.
 type latch struct {
@@ -52,20 +59,28 @@ const (
 
 // waitList is who waits for a latch.
 type waitList struct {
-	ch      chan struct{}   // closed at set; made by the first goroutine that waits outside the pool
-	workers []*Worker       // workers parked in waitUntil, woken by a park token
-	then    []func(*firing) // callbacks registered by onSet, run by set
+	ch      chan struct{} // closed at set; made by the first goroutine that waits outside the pool
+	workers []*Worker     // workers parked in waitUntil, woken by a park token
+	then    []callback    // callbacks registered by onSet, run by set
+}
+
+// callback is one registration of onSet: fire runs it; moot, if not nil,
+// reports (once true, for good) that fire would do nothing, so that the
+// registration may be dropped unrun.
+type callback struct {
+	fire func(*firing)
+	moot *atomic.Bool
 }
 
 // firing is the callbacks still to run of the latches set by one set and
 // by the callbacks it ran. Only the goroutine of that set touches it.
-type firing struct{ pending []func(*firing) }
+type firing struct{ pending []callback }
 
 // drain runs q's callbacks, and those they queue, in order.
 func (q *firing) drain() {
 	for i := 0; i < len(q.pending); i++ {
-		fn := q.pending[i]
-		q.pending[i] = nil // let the GC have what it holds
+		fn := q.pending[i].fire
+		q.pending[i] = callback{} // let the GC have what it holds
 		fn(q)
 	}
 }
@@ -117,10 +132,11 @@ func (l *latch) setIn(q *firing) {
 
 // onSet registers fn to run once l is set, on the goroutine that sets it
 // (see firing), and reports true; or, if l is set already, registers
-// nothing and reports false: the caller runs fn itself. Only cells that
-// are never recycled (submissions and promises) take callbacks: reset
-// drops registrations.
-func (l *latch) onSet(fn func(*firing)) bool {
+// nothing and reports false: the caller runs fn itself. Once moot (if not
+// nil) is true, fn would do nothing, and the registration may be dropped
+// unrun (see pruneMoot). Only cells that are never recycled (submissions
+// and promises) take callbacks: reset drops registrations.
+func (l *latch) onSet(fn func(*firing), moot *atomic.Bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.state.Load()
@@ -130,15 +146,45 @@ func (l *latch) onSet(fn func(*firing)) bool {
 	if l.wait == nil {
 		l.wait = &waitList{}
 	}
-	l.wait.then = append(l.wait.then, fn)
+	if then := l.wait.then; len(then) == cap(then) && len(then) >= pruneMin {
+		l.wait.then = pruneMoot(then)
+	}
+	l.wait.then = append(l.wait.then, callback{fn, moot})
 	// As in addWaiter: only set's fast path changes the state without mu.
 	// If it won since the load, it took no list: unregister, and the
 	// caller runs fn.
 	if s == latchUnset && !l.state.CompareAndSwap(latchUnset, latchSleepy) {
+		l.wait.then[len(l.wait.then)-1] = callback{}
 		l.wait.then = l.wait.then[:len(l.wait.then)-1]
 		return false
 	}
 	return true
+}
+
+// pruneMin is the length below which onSet does not look for moot
+// callbacks: most latches take one or two.
+const pruneMin = 16
+
+// pruneMoot drops the moot callbacks of then, which is full, keeping the
+// others in order, and returns the list to append to. If more than half
+// remain, it returns a list with room for as many again, so that the next
+// pruning comes only after that many registrations: pruning costs O(1)
+// per registration, amortized, and the list holds at most twice the live
+// callbacks plus those that became moot since the last pruning. Called
+// with mu held; a moot flag only goes from false to true, so a callback
+// dropped here would have done nothing.
+func pruneMoot(then []callback) []callback {
+	live := then[:0]
+	for _, cb := range then {
+		if cb.moot == nil || !cb.moot.Load() {
+			live = append(live, cb)
+		}
+	}
+	clear(then[len(live):]) // let the GC have the dropped ones
+	if len(live) > cap(then)/2 {
+		return slices.Grow(live, len(live))
+	}
+	return live
 }
 
 func (wl *waitList) wake() {

@@ -123,12 +123,15 @@ func Then[T, U any](p *Pool, f *Future[T], fn func(w *Worker, v T) U) *Future[U]
 // with ctx.Err() when a worker takes it, without running fn; a running one
 // is canceled as SubmitContext's task is, its Future reporting ctx.Err().
 //
+// A stage canceled before f completes does not stay registered on f: f
+// keeps at most about twice as many records as it has live dependents,
+// however many canceled chains were made on it while it was pending
+// (TestCanceledStagesDoNotPileUpOnPendingSource).
+//
 // Known limits: a stage that calls runtime.Goexit completes with
-// ErrGoexit and is also reported to p's panic handler; a callback of a
-// Future that completed otherwise (an AnyOf won by another Future, a
-// ThenContext canceled) stays registered on a source that never
-// completes, so a loop that chains on one long-pending Future keeps one
-// small record per chain until that Future completes.
+// ErrGoexit and is also reported to p's panic handler; an AnyOf that
+// completed keeps its callback on each source still pending, since that
+// callback reports the source's panic, which AnyOf drops, when it comes.
 func ThenContext[T, U any](ctx context.Context, p *Pool, f *Future[T], fn func(w *Worker, v T) U) *Future[U] {
 	if ctx == nil {
 		panic("forkjoin: ThenContext called with a nil context")
@@ -170,7 +173,11 @@ func thenOn[T, U any](ctx context.Context, p *Pool, f *Future[T], fn func(*Worke
 	}
 	src := f.c
 	start := func(q *firing) { s.start(src, q) }
-	if !src.latch.onSet(start) {
+	var moot *atomic.Bool // with a ctx: canceled before src completed (see latch.onSet)
+	if ctx != nil {
+		moot = &s.started // registered unfired, started means canceled
+	}
+	if !src.latch.onSet(start, moot) {
 		fireNow(start)
 	}
 	return &s.future
@@ -268,7 +275,7 @@ func AllOf[T any](fs ...*Future[T]) *Future[[]T] {
 	a.left.Store(int64(len(fs)))
 	for i, c := range a.cells {
 		arrive := func(q *firing) { a.arrive(i, q) }
-		if !c.latch.onSet(arrive) {
+		if !c.latch.onSet(arrive, nil) {
 			fireNow(arrive)
 		}
 	}
@@ -342,7 +349,7 @@ func AnyOf[T any](fs ...*Future[T]) *Future[T] {
 			}
 			reportDropped(c.err, originOf(c))
 		}
-		if !c.latch.onSet(arrive) {
+		if !c.latch.onSet(arrive, nil) {
 			fireNow(arrive)
 		}
 	}
