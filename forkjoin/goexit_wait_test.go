@@ -2,6 +2,7 @@ package forkjoin_test
 
 import (
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,34 +76,37 @@ type sleeperAction struct{ fn func(*forkjoin.Worker) }
 
 func (s sleeperAction) Compute(w *forkjoin.Worker) { s.fn(w) }
 
+// goexitShapes are the ways a task makes other available to a thief and
+// then runs a, as the Goexit tests below need them.
+var goexitShapes = map[string]func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)){
+	"Join": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
+		forkjoin.Join(w,
+			func(w *forkjoin.Worker) struct{} { a(w); return struct{}{} },
+			func(w *forkjoin.Worker) struct{} { other(w); return struct{}{} })
+	},
+	"JoinTasks": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
+		forkjoin.JoinTasks[struct{}, struct{}](w, sleeperTask{a}, sleeperTask{other})
+	},
+	"RunScope": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
+		forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+			s.Spawn(w, other)
+			a(w)
+		})
+	},
+	"SpawnTask": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
+		forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+			forkjoin.SpawnTask(s, w, sleeperAction{other})
+			a(w)
+		})
+	},
+}
+
 // TestGoexitWaitsForStolenWork: after a Goexit in a Join's a (or a
 // JoinTasks' a, or a scope's body), Invoke reports ErrGoexit only once the
 // task another worker took from it has finished. Each case runs until
 // three rounds happened as arranged (the other task stolen while a waits).
 func TestGoexitWaitsForStolenWork(t *testing.T) {
-	cases := map[string]func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)){
-		"Join": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
-			forkjoin.Join(w,
-				func(w *forkjoin.Worker) struct{} { a(w); return struct{}{} },
-				func(w *forkjoin.Worker) struct{} { other(w); return struct{}{} })
-		},
-		"JoinTasks": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
-			forkjoin.JoinTasks[struct{}, struct{}](w, sleeperTask{a}, sleeperTask{other})
-		},
-		"RunScope": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
-			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
-				s.Spawn(w, other)
-				a(w)
-			})
-		},
-		"SpawnTask": func(w *forkjoin.Worker, a, other func(*forkjoin.Worker)) {
-			forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
-				forkjoin.SpawnTask(s, w, sleeperAction{other})
-				a(w)
-			})
-		},
-	}
-	for name, fork := range cases {
+	for name, fork := range goexitShapes {
 		t.Run(name, func(t *testing.T) {
 			for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
 				p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMode(mode))
@@ -193,4 +197,132 @@ func TestNestedGoexitStillWaits(t *testing.T) {
 	require.Positive(t, rounds, "never arranged in 30 attempts")
 	t.Logf("%d rounds arranged", rounds)
 	requireHealthy(t, p)
+}
+
+// TestGoexitSettleRunsOnlyItsComputation: a Join unwinding from a Goexit
+// waits for its stolen b helping only with b's computation, as every join
+// does, whichever task called Goexit; so does a scope. Arranged with three
+// workers of p, for each of goexitShapes:
+// computation C1's Join has b stolen by W2 (sleeping); its a invokes a
+// task on pool q, so that W1 waits in waitForeign, where it runs any task
+// of p; computation C2, on W3, forks x and then y and waits; W1 steals x,
+// the oldest, which calls Goexit when it finds itself on W1's stack. W1
+// unwinds into C1's Join, which waits for b; it must not help with y
+// there: y belongs to C2, and a task of another computation run on the
+// unwinding stack could wait for something only the unwinding brings.
+// On b9d16a0 the worker's computation was still x's (set when x started,
+// and the Goexit skipped its restoring), so the wait took y: the test
+// failed for all four shapes.
+func TestGoexitSettleRunsOnlyItsComputation(t *testing.T) {
+	for name, shape := range goexitShapes {
+		t.Run(name, func(t *testing.T) { goexitSettleRunsOnlyItsComputation(t, shape) })
+	}
+}
+
+func goexitSettleRunsOnlyItsComputation(t *testing.T, shape func(w *forkjoin.Worker, a, other func(*forkjoin.Worker))) {
+	p := forkjoin.New(forkjoin.WithParallelism(3), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	defer closePool(t, p)
+	q := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, q)
+	wait := func(cond func() bool) bool {
+		for deadline := time.Now().Add(time.Second); !cond(); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				return false
+			}
+		}
+		return true
+	}
+	rounds := 0
+	for attempt := 0; rounds < 3 && attempt < 40; attempt++ {
+		var bStarted, inForeign, xStarted, xExited, yRan, yOnUnwindingStack, c1Done atomic.Bool
+		c2 := make(chan struct{})
+		go func() { // C2, from a goroutine of its own
+			defer close(c2)
+			defer func() { _ = recover() }() // x's Goexit, reported by fx.Join
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+				if !wait(inForeign.Load) {
+					return struct{}{}
+				}
+				fx := forkjoin.Fork(w, func(*forkjoin.Worker) int { // x
+					xStarted.Store(true)
+					if onStack("goexitMarkerA") {
+						xExited.Store(true)
+						runtime.Goexit()
+					}
+					return 0
+				})
+				fy := forkjoin.Fork(w, func(*forkjoin.Worker) int { // y
+					yOnUnwindingStack.Store(onStack("goexitMarkerA"))
+					yRan.Store(true)
+					return 0
+				})
+				// x taken by a thief: W1 asked for more, and the next fork
+				// publishes y (and z) to serve it.
+				wait(xStarted.Load)
+				fz := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 0 })
+				wait(c1Done.Load) // keep y on this deque until C1 is over, unless stolen
+				fz.Join(w)
+				fy.Join(w)
+				fx.Join(w)
+				return struct{}{}
+			})
+		}()
+		within(t, "C1, whose Join settles after x's Goexit", func() {
+			_ = recoverPanic(func() {
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+					shape(w,
+						func(*forkjoin.Worker) {
+							if wait(bStarted.Load) {
+								goexitMarkerA(func() {
+									forkjoin.Invoke(q, func(*forkjoin.Worker) struct{} {
+										inForeign.Store(true)
+										wait(xExited.Load)
+										return struct{}{}
+									})
+								})
+							}
+						},
+						func(*forkjoin.Worker) {
+							bStarted.Store(true)
+							wait(xExited.Load)
+							time.Sleep(50 * time.Millisecond)
+						})
+					return struct{}{}
+				})
+			})
+			c1Done.Store(true)
+			<-c2
+		})
+		if !xExited.Load() {
+			continue // not arranged
+		}
+		rounds++
+		require.True(t, yRan.Load())
+		require.False(t, yOnUnwindingStack.Load(), "a task of another computation ran on the stack unwinding from a Goexit")
+	}
+	t.Logf("%d rounds arranged", rounds)
+	require.Positive(t, rounds, "never arranged in 40 attempts")
+	requireHealthy(t, p)
+}
+
+// goexitMarkerA calls fn; onStack finds it in a stack that runs on top of
+// fn's frames.
+//
+//go:noinline
+func goexitMarkerA(fn func()) { fn() }
+
+// onStack reports whether a function whose name ends in name is on the
+// calling goroutine's stack.
+func onStack(name string) bool {
+	pcs := make([]uintptr, 512)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, "."+name) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }

@@ -81,8 +81,17 @@ func (w *Worker) abandonJoin(n *node, phase int, recovered any) {
 // (TestGoexitWaitsForStolenWork). n may have completed meanwhile (a task
 // run here joined it, before a nested Goexit: see untilSettled), hence the
 // check first.
+//
+// The wait helps n's computation only, as every join does. After a Goexit
+// w's computation may be stale: Worker.run sets it for each task it runs
+// and restores it when the task returns, which a Goexit skips, so w still
+// had the computation of the task that called Goexit, possibly another one
+// (a task run in waitForeign), and the wait ran that computation's tasks
+// on the unwinding stack (TestGoexitSettleRunsOnlyItsComputation). n's
+// node holds the Join's own.
 func (w *Worker) settleAbandoned(n *node) {
 	untilSettled(func() {
+		w.comp, w.group = n.comp, n.group
 		if !n.isDone() && !w.unpushAfter(nil, n) {
 			w.waitUntil(&n.latch, n) // stolen: wait for the thief
 		}
