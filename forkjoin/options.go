@@ -129,8 +129,12 @@ func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.a
 // on a watchdog goroutine of the pool, with the pool, the index of the
 // worker running it and how long it has run so far (at least threshold;
 // the watchdog looks every threshold/4). Tasks forked inside a computation
-// count as part of the submitted task they belong to. A threshold <= 0 or
-// a nil h disables the reports, the default: then no clock is read.
+// count as part of the submitted task they belong to. The watchdog waits
+// for h before it looks again; a panic or runtime.Goexit in h ends that
+// call only (TestSlowTaskHandlerGoexitKeepsWatching), and Close and
+// Shutdown called from h return at once, as from a task of the pool
+// (TestSlowTaskHandlerCanClose). A threshold <= 0 or a nil h disables
+// the reports, the default: then no clock is read.
 func WithSlowTaskHandler(threshold time.Duration, h func(p *Pool, worker int, running time.Duration)) Option {
 	return func(c *config) {
 		c.slowThreshold, c.slowHandler = threshold, h

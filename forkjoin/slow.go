@@ -87,9 +87,24 @@ func (p *Pool) watch(s *slowWatch) {
 	}
 }
 
-// reportSlow calls the handler; a panic in it is dropped so that it cannot
-// kill the watchdog.
+// reportSlow calls the handler and returns once it has; a panic in it is
+// dropped so that it cannot kill the watchdog. As reportPanic does, it
+// runs the handler on a goroutine of its own, registered as awaited by p
+// (awaitedByGoroutine) while the handler runs: a runtime.Goexit in the
+// handler (t.FailNow in a test's) ends that goroutine alone, where on the
+// watchdog's it ended the watchdog, so that no slow task was reported
+// again (TestSlowTaskHandlerGoexitKeepsWatching); and Close and Shutdown
+// called from the handler return at once, as from a task of the pool,
+// where they waited for the watchdog, which waited for the handler: a
+// deadlock (TestSlowTaskHandlerCanClose). One goroutine per report: the
+// reports are rare, at most one per slow task.
 func (p *Pool) reportSlow(s *slowWatch, worker int, d time.Duration) {
-	defer func() { _ = recover() }()
-	s.handler(p, worker, d)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		defer awaited([]*Pool{p})()
+		s.handler(p, worker, d)
+	}()
+	<-done
 }

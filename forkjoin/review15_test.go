@@ -1,0 +1,71 @@
+package forkjoin_test
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// TestSlowTaskHandlerGoexitKeepsWatching: a slow-task handler that calls
+// runtime.Goexit (t.FailNow in a test's handler) ends its own call and
+// nothing else: a later slow task is reported too. The handler ran on the
+// watchdog goroutine itself, so the Goexit ended the watchdog and no slow
+// task was reported again for the pool's life (review rev15).
+func TestSlowTaskHandlerGoexitKeepsWatching(t *testing.T) {
+	const threshold = 20 * time.Millisecond
+	var reports atomic.Int64
+	p := forkjoin.New(forkjoin.WithParallelism(1),
+		forkjoin.WithSlowTaskHandler(threshold, func(*forkjoin.Pool, int, time.Duration) {
+			reports.Add(1)
+			runtime.Goexit()
+		}))
+	defer closePool(t, p)
+	for i := range 2 {
+		release := make(chan struct{})
+		done := make(chan struct{})
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { defer close(done); <-release }))
+		waitUntil(t, "the slow task's report", func() bool { return reports.Load() == int64(i+1) })
+		close(release)
+		within(t, "the slow task", func() { <-done })
+	}
+}
+
+// TestSlowTaskHandlerCanClose: Close and Shutdown called from the slow-task
+// handler (a health check that gives up on a stuck pool) return at once, as
+// from a task of the pool or from its panic handler, and the pool still
+// closes once the stuck task ends. Close from the handler waited for the
+// watchdog to exit, and the watchdog was the goroutine running the
+// handler: it hung for ever, and so did every later Close (review rev15).
+func TestSlowTaskHandlerCanClose(t *testing.T) {
+	const threshold = 20 * time.Millisecond
+	for _, shutdown := range []bool{false, true} {
+		var (
+			returned atomic.Bool
+			err      atomic.Value
+		)
+		p := forkjoin.New(forkjoin.WithParallelism(1),
+			forkjoin.WithSlowTaskHandler(threshold, func(p *forkjoin.Pool, _ int, _ time.Duration) {
+				if shutdown {
+					err.Store(errors.Join(p.Shutdown(t.Context())))
+				} else {
+					p.Close()
+				}
+				returned.Store(true)
+			}))
+		release := make(chan struct{})
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { <-release }))
+		waitUntil(t, "the handler's Close or Shutdown to return", returned.Load)
+		if shutdown {
+			require.ErrorIs(t, err.Load().(error), forkjoin.ErrInsidePool)
+		}
+		require.ErrorIs(t, p.Execute(func(*forkjoin.Worker) {}), forkjoin.ErrClosed)
+		close(release)
+		within(t, "Close after the stuck task", p.Close)
+	}
+}
