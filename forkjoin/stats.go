@@ -10,7 +10,11 @@ import (
 // fields of its own (no shared counter is touched on the fork/join path) and
 // publishes them whenever it goes idle, parks or exits; Stats sums
 // the published values. While work is running the snapshot may lag the
-// workers by a little; once the pool is idle or closed it is exact.
+// workers by a little; once the pool is idle or closed it is exact. A
+// worker publishes before it counts itself idle, and Stats reads the idle
+// count before the counters, so a snapshot whose Idle equals Workers
+// counts all the work its workers did before they went idle
+// (TestStatsIdleSnapshotIsExact).
 //
 // The counters about submissions (Submitted, Completed, the Queued*
 // levels and the queue wait) do not wait for a worker to go idle: they are

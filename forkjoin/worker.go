@@ -570,6 +570,7 @@ func (w *Worker) loop() {
 			w.flushRetired()
 			if !idle {
 				idle = true
+				w.publish()  // before it counts as idle: see Stats
 				p.addIdle(1) // workerExited counts an idle worker out
 			}
 			break
@@ -586,8 +587,13 @@ func (w *Worker) loop() {
 		w.flushRetired() // out of work (scope.go)
 		if !idle {
 			idle = true
-			p.addIdle(1)
+			// Publish before counting as idle: a Stats that reads the idle
+			// count (first) with every worker idle then reads (after) the
+			// counters of all the work done before, as Stats promises of
+			// an idle pool; the other order showed an idle pool with its
+			// last tasks missing (TestStatsIdleSnapshotIsExact).
 			w.publish()
+			p.addIdle(1)
 		}
 		if w.exitIdle() {
 			break
