@@ -189,6 +189,7 @@ func (f *Future[T]) joinOther(w *Worker) T {
 			case w.pool != c.pool:
 				w.waitForeign(&c.latch)
 			case c.pool.claim(&c.node):
+				c.pool.inj.dropClaimed() // its slot leaves the queue now, not at the next take
 				w.run(&c.node)
 			default:
 				w.waitUntil(&c.latch, &c.node)

@@ -35,7 +35,10 @@ package forkjoin
 //     consecutive takes is taken from next (see pick): the oldest task of a
 //     level is passed over by at most aging+1 takes of other levels.
 //   - Root (submitted) nodes are never pushed on a deque: the injector is
-//     the only queue that holds them. Once taken, a slot's contents are
+//     the only queue that holds them. A submission a worker joining its
+//     Future has claimed (started) ahead of its turn is taken and dropped
+//     as soon as it is at the front of its level (dropClaimed), so that
+//     such joins do not pile completed tasks up in the queue. Once taken, a slot's contents are
 //     never read again. A block the takers have left, once it is not the
 //     tail, is retired (its slots and link reset) and reused by a later
 //     install, up to nSpares per level (nSparesIdle once a worker has
@@ -634,6 +637,40 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		x = w.execNode(act, groupOf(k, l))
 	}
 	return x, more
+}
+
+// dropClaimed removes, from the front of each level, the slots of submitted
+// tasks already claimed (started) by a worker joining their Future, as the
+// takes would, which would find them claimed and skip them (Worker.execute).
+// A task that submits to its own pool and joins the Future at once runs the
+// submission inline while it is still queued; without this its slot stayed
+// in the queue until a worker next took from it, so that a loop of such
+// submissions on a busy pool grew the queue without bound, past
+// WithMaxQueued (which counts the tasks not started), holding every
+// completed submission, and Stats counted them as queued
+// (TestJoinedSubmissionsLeaveTheQueue). Only the front is trimmed: a claimed
+// slot behind an unclaimed one stays until the takes reach it. Called by
+// the joining worker after its claim (Future.joinOther).
+func (q *injector) dropClaimed() {
+	q.lockTake()
+	for l := range q.levels {
+		v := &q.levels[l]
+		for {
+			b := v.peek()
+			if b == nil {
+				break
+			}
+			// The oldest slot, ready: every node in a slot but execMark is
+			// a submission's (Pool.submitAt), claimable, and claimed only
+			// grows (Pool.claim).
+			n := b.slots[v.taken.Load()%blockCap].n.Load()
+			if n == &execMark || !n.claimed.Load() {
+				break
+			}
+			v.pop(b) // its queue wait is not recorded: it started when claimed
+		}
+	}
+	q.taking.Store(false)
 }
 
 // recordWait adds the queue wait d of a timed submission (see waitSample),

@@ -95,7 +95,12 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // that must not let a backlog grow without bound. When it is full, Execute
 // fails at once with ErrQueueFull, ExecuteContext waits for room until its
 // context is done, and Submit and Invoke wait for room. Forks inside tasks
-// are never bounded. n <= 0 means unbounded, the default.
+// are never bounded. A submission run ahead of its turn by a task joining
+// its Future has started: it leaves the queue at once if it is at the
+// front of its level, else when the takes reach it, so the queue may hold
+// such started tasks beyond n while unstarted ones are ahead of them
+// (TestJoinedSubmissionsLeaveTheQueue). n <= 0 means unbounded, the
+// default.
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block

@@ -102,3 +102,31 @@ func TestStatsIdleSnapshotIsExact(t *testing.T) {
 		}
 	})
 }
+
+// TestJoinedSubmissionsLeaveTheQueue: a task that submits to its own pool
+// and joins the Future at once runs the submission inline (it claims it
+// while it is still queued), and its slot must leave the queue then, not
+// when a worker next takes from it. With one worker busy in such a loop
+// no worker took from the queue, so on a pool bounded to 4 queued tasks
+// (WithMaxQueued) the queue grew to 10,000 slots, each holding its
+// completed submission, and Stats counted all 10,000 as queued (waiting)
+// while also counting them completed (review rev15).
+func TestJoinedSubmissionsLeaveTheQueue(t *testing.T) {
+	const maxQueued, n = 4, 10_000
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxQueued(maxQueued))
+	defer closePool(t, p)
+	var worst forkjoin.Stats
+	within(t, "the loop", func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			for i := range n {
+				f := forkjoin.Submit(p, func(*forkjoin.Worker) int { return i })
+				require.Equal(t, i, f.Join(w))
+				if s := p.Stats(); s.QueuedNormal > worst.QueuedNormal {
+					worst = s
+				}
+			}
+			return 0
+		})
+	})
+	require.LessOrEqual(t, worst.QueuedNormal, maxQueued, "worst snapshot: %v", worst)
+}

@@ -40,7 +40,10 @@ type Stats struct {
 	// returned; once the pool is closed, Completed equals Submitted.
 	Completed uint64
 	// QueuedUrgent, QueuedNormal and QueuedBackground are the submitted
-	// tasks waiting in the submission queue now, by priority.
+	// tasks waiting in the submission queue now, by priority. A task a
+	// Join ran ahead of its turn counts until it leaves the queue: at once
+	// if it was at the front of its level, else when the takes reach it
+	// (see WithMaxQueued).
 	QueuedUrgent, QueuedNormal, QueuedBackground int
 	// QueueWaits counts the timed submitted tasks taken from the
 	// submission queue, and QueueWaitTotal and QueueWaitMax are the sum and
