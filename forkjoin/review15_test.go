@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -129,4 +130,63 @@ func TestJoinedSubmissionsLeaveTheQueue(t *testing.T) {
 		})
 	})
 	require.LessOrEqual(t, worst.QueuedNormal, maxQueued, "worst snapshot: %v", worst)
+}
+
+// TestJoinedSubmissionsStress: 4 goroutines submit 3,000 tasks each (500
+// under the race detector) at every priority to a 2-worker pool; each task
+// submits two children to its own pool and joins them (run inline when
+// still queued, their slots dropped from the front of the queue:
+// dropClaimed), and every fourth submission is an ExecuteContext through
+// the same queue. Every task runs exactly once, and once the pool is
+// closed Completed equals Submitted and nothing is queued. (Unbounded: a
+// task that submits to a full bounded queue of its own pool waits for
+// room that only the pool's workers can make.)
+func TestJoinedSubmissionsStress(t *testing.T) {
+	const submitters = 4
+	per := 3000
+	if testenv.Race {
+		per = 500
+	}
+	prios := []forkjoin.Priority{forkjoin.Urgent, forkjoin.Normal, forkjoin.Background}
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	ran := make([]atomic.Int32, submitters*per*4)
+	testenv.Concurrently(t, "submitters", submitters, func(g int) {
+		var futures []*forkjoin.Future[int]
+		for i := range per {
+			id := (g*per + i) * 4
+			prio := prios[(g+i)%3]
+			if i%4 == 0 {
+				_ = p.ExecuteContextPriority(t.Context(), prio, func(*forkjoin.Worker) { ran[id].Add(1) })
+				continue
+			}
+			f := forkjoin.SubmitPriority(p, prio, func(w *forkjoin.Worker) int {
+				ran[id].Add(1)
+				a := forkjoin.SubmitPriority(p, prios[i%3], func(*forkjoin.Worker) int { ran[id+1].Add(1); return 1 })
+				b := forkjoin.SubmitPriority(p, prios[(i+1)%3], func(*forkjoin.Worker) int { ran[id+2].Add(1); return 2 })
+				return a.Join(w) + b.Join(w)
+			})
+			futures = append(futures, f)
+		}
+		for _, f := range futures { // before Close, which refuses the children
+			v, err := f.Get(t.Context())
+			assert.NoError(t, err)
+			assert.Equal(t, 3, v)
+		}
+	})
+	within(t, "Close", p.Close)
+	for g := range submitters {
+		for i := range per {
+			id := (g*per + i) * 4
+			want := []int32{1, 1, 1}
+			if i%4 == 0 {
+				want = []int32{1, 0, 0}
+			}
+			for j, w := range want {
+				require.Equal(t, w, ran[id+j].Load(), "submitter %d task %d part %d", g, i, j)
+			}
+		}
+	}
+	s := p.Stats()
+	require.Equal(t, s.Submitted, s.Completed, "%v", s)
+	require.Zero(t, s.Queued, "%v", s)
 }
