@@ -1,7 +1,9 @@
 package forkjoin_test
 
 import (
+	"context"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -189,4 +191,50 @@ func TestJoinedSubmissionsStress(t *testing.T) {
 	s := p.Stats()
 	require.Equal(t, s.Submitted, s.Completed, "%v", s)
 	require.Zero(t, s.Queued, "%v", s)
+}
+
+// TestExecuteContextCanceledWaitersStress: 8 goroutines each submit 500
+// tasks (100 under the race detector) with ExecuteContext to a one-worker
+// pool bounded to 2 queued tasks, each with a context that times out
+// after 0 to 50 µs, so that most of them wait for room and many give up.
+// A call that returned ctx.Err() must never run its task, one that
+// returned nil must run it exactly once, and no waiter is left asleep
+// once room appears (the calls all return within the hang limit).
+func TestExecuteContextCanceledWaitersStress(t *testing.T) {
+	const goroutines = 8
+	per := 500
+	if testenv.Race {
+		per = 100
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxQueued(2))
+	ran := make([]atomic.Int32, goroutines*per)
+	errs := make([]error, goroutines*per)
+	testenv.Concurrently(t, "ExecuteContext callers", goroutines, func(g int) {
+		r := rand.New(rand.NewPCG(uint64(g), 15))
+		for i := range per {
+			id := g*per + i
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(50))*time.Microsecond)
+			d := time.Duration(r.IntN(20)) * time.Microsecond // r is this goroutine's
+			errs[id] = p.ExecuteContext(ctx, func(*forkjoin.Worker) {
+				ran[id].Add(1)
+				time.Sleep(d)
+			})
+			cancel()
+		}
+	})
+	within(t, "Close", p.Close)
+	accepted := 0
+	for id := range errs {
+		if errs[id] == nil {
+			accepted++
+			require.EqualValues(t, 1, ran[id].Load(), "task %d accepted", id)
+		} else {
+			require.ErrorIs(t, errs[id], context.DeadlineExceeded, "task %d", id)
+			require.Zero(t, ran[id].Load(), "task %d refused with %v but ran", id, errs[id])
+		}
+	}
+	s := p.Stats()
+	require.EqualValues(t, accepted, s.Submitted, "%v", s)
+	require.EqualValues(t, accepted, s.Completed, "%v", s)
+	t.Logf("%d of %d accepted", accepted, len(errs))
 }
