@@ -238,3 +238,62 @@ func TestExecuteContextCanceledWaitersStress(t *testing.T) {
 	require.EqualValues(t, accepted, s.Completed, "%v", s)
 	t.Logf("%d of %d accepted", accepted, len(errs))
 }
+
+// TestSlowTaskReportsCountTheSlowTasks: 20 tasks that sleep 4 thresholds
+// among 2,000 quick ones (Execute and Submit, nested Submits joined inline
+// too) on 2 workers: every slow task is reported, and there are no more
+// reports than tasks that ran at least half the threshold by their own
+// clock (a report per slow task, once, and none for a quick one). Held.
+func TestSlowTaskReportsCountTheSlowTasks(t *testing.T) {
+	const threshold = 10 * time.Millisecond
+	const slow, quick = 20, 2000
+	var reports atomic.Int64
+	p := forkjoin.New(forkjoin.WithParallelism(2),
+		forkjoin.WithSlowTaskHandler(threshold, func(_ *forkjoin.Pool, _ int, d time.Duration) {
+			if d < threshold {
+				t.Errorf("reported after %v, under the threshold", d)
+			}
+			reports.Add(1)
+		}))
+	// Tasks that ran at least half the threshold by their own clock, which
+	// starts a little after the watchdog's (a worker descheduled between
+	// the two may be reported for a task that ran less by its own).
+	var long atomic.Int64
+	timed := func(fn func()) {
+		start := time.Now()
+		fn()
+		if time.Since(start) >= threshold/2 {
+			long.Add(1)
+		}
+	}
+	var futures []*forkjoin.Future[int]
+	for i := range slow + quick {
+		if i%(quick/slow) == 0 {
+			futures = append(futures, forkjoin.Submit(p, func(*forkjoin.Worker) int {
+				timed(func() { time.Sleep(4 * threshold) })
+				return 0
+			}))
+			continue
+		}
+		if i%2 == 0 {
+			require.NoError(t, p.Execute(func(*forkjoin.Worker) { timed(func() {}) }))
+			continue
+		}
+		futures = append(futures, forkjoin.Submit(p, func(w *forkjoin.Worker) int {
+			var v int
+			timed(func() {
+				v = forkjoin.Submit(p, func(*forkjoin.Worker) int { var v int; timed(func() { v = 1 }); return v }).Join(w)
+			})
+			return v
+		}))
+	}
+	within(t, "the tasks", func() {
+		for _, f := range futures {
+			_, err := f.Get(context.Background())
+			require.NoError(t, err)
+		}
+	})
+	within(t, "Close", p.Close)
+	require.GreaterOrEqual(t, reports.Load(), int64(slow), "a slow task was not reported")
+	require.LessOrEqual(t, reports.Load(), long.Load(), "more reports than tasks that ran half the threshold")
+}
