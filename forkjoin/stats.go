@@ -30,7 +30,7 @@ type Stats struct {
 	Parks     uint64 // times a worker went to sleep
 	Blocks    uint64 // calls of Block
 	Panics    uint64 // panics handed to the panic handler: of Execute tasks, and those AllOf and AnyOf drop
-	Queued    int    // tasks waiting in deques and the submission queue now
+	Queued    int    // tasks waiting in the submission queue and, stealable, in deques now (a worker's private forks are not counted: see WorkerStats.Queued)
 	Idle      int    // workers looking for work or asleep now
 
 	// Completed counts the submitted tasks that have completed: returned,
