@@ -223,6 +223,9 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 		return f.awaitFork(ctx, nil)
 	}
 	c := f.c
+	if !c.latch.probe() {
+		publishCaller() // Get inside a task blocks its worker: see publishCaller
+	}
 	if !c.latch.await(doneOf(ctx)) {
 		var zero T
 		return zero, ctx.Err()
@@ -246,6 +249,7 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 	defer f.c.owner.unpin()
 	f.c.owner.pin()
 	c := f.c
+	published := false // publishCaller ran (w nil only)
 	for {
 		if f.state.Load() == settled {
 			return f.result, f.err
@@ -257,6 +261,12 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 		// owner's settle sets the latch if it has not been seen settled.
 		if _, ok := c.latch.addWaiter(w); !ok || f.state.Load() == settled {
 			continue
+		}
+		if w == nil && !published {
+			// Get inside a task blocks its worker, perhaps the fork's
+			// owner with f's task private in its deque: see publishCaller.
+			publishCaller()
+			published = true
 		}
 		switch {
 		case w != nil && w.pool != c.owner.pool:

@@ -166,6 +166,28 @@ func (w *Worker) pop() *node {
 	return x
 }
 
+// publishTasks makes w's private tasks stealable and wakes a sleeper, if
+// any, to take them: for a wait that blocks w without helping (Block's fn,
+// Future.Get inside a task). A thief's request is served at the owner's
+// next push or pop (internal/deque, "No hidden work"), and a blocked
+// worker makes none: its private tasks would stay hidden for the whole
+// wait, which may be a wait for one of them
+// (TestGetOfOwnForkInsideTaskPublishes). Owner only.
+func (w *Worker) publishTasks() {
+	if w.deque.Publish() && w.sleepers.Any() {
+		w.sleepers.WakeOne()
+	}
+}
+
+// publishCaller is publishTasks for the worker running on the calling
+// goroutine, if it is one: Future.Get calls it before it blocks. The
+// worker is the deque's owner, since only its own goroutine finds it.
+func publishCaller() {
+	if w := callingWorker(); w != nil {
+		w.publishTasks()
+	}
+}
+
 // published wakes a sleeper, if any, after w published tasks.
 func (w *Worker) published() {
 	if w.sleepers.Any() {
