@@ -217,6 +217,9 @@ func (f *Future[T]) joinOther(w *Worker) T {
 //
 // Inside a task use Join instead: Get blocks the worker without helping,
 // and would deadlock a pool whose other workers all wait for this one.
+// Before it blocks it makes the worker's private tasks stealable, as Block
+// does, so that an idle worker can run a fork that Get waits for
+// (TestGetOfOwnForkInsideTaskPublishes).
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {
