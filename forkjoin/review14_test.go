@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,4 +45,40 @@ func TestGetOfOwnForkInsideTaskPublishes(t *testing.T) {
 	require.False(t, failed.Load(), "the other worker never took A")
 	require.NoError(t, err, "Get of a fork kept private by its blocked owner")
 	require.Equal(t, 42, got)
+}
+
+// TestFIFOPollWakesForPublishedTasks: in async (FIFO) mode the scheduling
+// loop takes its own tasks with Deque.Poll, which first publishes the
+// private part. Published tasks need a wake-up when a worker sleeps
+// (internal/park: the producer publishes, then wakes). On 2 FIFO workers a
+// submitted task R forks A (published: the deque starts empty), B and C
+// (private: A is public), holds until the other worker has run A, asked
+// for more and gone to sleep, and returns. The loop then polls: it
+// publishes B and C and runs B, the oldest, which holds until C has
+// started: only the sleeping worker can start C. On main Poll woke nobody
+// and B's hold ran out at the hang limit.
+func TestFIFOPollWakesForPublishedTasks(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMode(forkjoin.FIFO))
+	defer closePool(t, p)
+	waitAsleep(t, p, 2)
+	var aDone, cStarted, failed atomic.Bool
+	done := make(chan struct{})
+	require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+		forkjoin.Fork(w, func(*forkjoin.Worker) int { aDone.Store(true); return 0 })
+		forkjoin.Fork(w, func(*forkjoin.Worker) int {
+			failed.Store(!holdUntil(cStarted.Load))
+			close(done)
+			return 0
+		})
+		forkjoin.Fork(w, func(*forkjoin.Worker) int { cStarted.Store(true); return 0 })
+		if !holdUntil(aDone.Load) || !holdUntil(func() bool { return forkjoin.Asked(w) && forkjoin.SleepersOf(p) == 1 }) {
+			failed.Store(true)
+		}
+	}))
+	select { // B's hold is bounded by the hang limit: this only guards against B never running
+	case <-done:
+	case <-time.After(2 * hangTimeout):
+		t.Fatalf("B did not run; stats: %v", p.Stats())
+	}
+	require.False(t, failed.Load(), "a task published by Poll stayed in the deque while the other worker slept")
 }
