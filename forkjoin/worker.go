@@ -428,7 +428,15 @@ func (w *Worker) mayHelp(x *node) *node {
 func (w *Worker) findWork() *node {
 	var x *node
 	if w.fifo {
+		// Poll publishes the private part and takes the oldest task; a
+		// sleeper must be woken for the rest (internal/park: publish, then
+		// wake). A thief that asked while w held them went to sleep, and
+		// w may now run one for long (TestFIFOPollWakesForPublishedTasks).
+		pub := w.deque.Publish()
 		x = w.deque.Poll()
+		if pub && w.deque.Len() > 0 {
+			w.published()
+		}
 	} else {
 		x = w.pop()
 	}
