@@ -82,3 +82,60 @@ func TestFIFOPollWakesForPublishedTasks(t *testing.T) {
 	}
 	require.False(t, failed.Load(), "a task published by Poll stayed in the deque while the other worker slept")
 }
+
+// TestUnpushedScopeTaskRetiredBeforeJoinRunsB: batched retirement
+// (scope.go) against a Join's unpush, which runs the tasks above b on its
+// way to b. On 2 workers a task R forks Y, which the other worker takes:
+// Y's RunScope body publishes its scope s and holds until T has finished.
+// R then joins (a, b): a spawns T into s (a private node above b), so the
+// unpush runs T inline before it reaches b, and b blocks (Block) until Y's
+// RunScope has returned. T's retirement must reach s's count before b
+// runs: b is not a task of s. On main it stayed in R's worker's batch
+// (unpushAfter found b and returned without flushing), s never finished,
+// and b gave up at the hang limit.
+func TestUnpushedScopeTaskRetiredBeforeJoinRunsB(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer closePool(t, p)
+	waitAsleep(t, p, 2)
+	var sp atomic.Pointer[forkjoin.Scope]
+	var tDone, tRanOnR, bRanOnR, failed atomic.Bool
+	scopeDone := make(chan struct{})
+	within(t, "a join whose unpush ran a scope's task, then a block on that scope", func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			rIndex := w.Index()
+			fY := forkjoin.Fork(w, func(w *forkjoin.Worker) int {
+				forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+					sp.Store(s)
+					failed.CompareAndSwap(false, !holdUntil(tDone.Load))
+				})
+				close(scopeDone)
+				return 0
+			})
+			if !holdUntil(func() bool { return sp.Load() != nil }) {
+				failed.Store(true)
+				return 0
+			}
+			forkjoin.Join(w, func(w *forkjoin.Worker) int {
+				sp.Load().Spawn(w, func(w *forkjoin.Worker) {
+					tRanOnR.Store(w.Index() == rIndex)
+					tDone.Store(true)
+				})
+				return 0
+			}, func(w *forkjoin.Worker) int {
+				bRanOnR.Store(w.Index() == rIndex)
+				forkjoin.Block(w, func() {
+					select {
+					case <-scopeDone:
+					case <-time.After(hangTimeout / 2): // within the hang limit of the whole test
+						failed.Store(true)
+					}
+				})
+				return 0
+			})
+			fY.Join(w)
+			return 0
+		})
+	})
+	require.True(t, tRanOnR.Load() && bRanOnR.Load(), "T or b ran on another worker than R's: the scenario did not happen")
+	require.False(t, failed.Load(), "RunScope did not return while the worker that ran its task blocked in a Join's b")
+}
