@@ -215,15 +215,26 @@ func (w *Worker) unpush(n *node) bool {
 // (no private element) or a task forked after n. It leaves the count of
 // executed tasks to its caller.
 func (w *Worker) unpushAfter(x, n *node) bool {
+	ran := false // a task ran above n
 	for {
 		if x != nil {
 			w.execute(x)
+			ran = true
 			if n.isDone() {
 				return false // run meanwhile by a Join nested in x
 			}
 		}
 		x = w.pop()
 		if x == n {
+			// n runs next, inline, and need not belong to the scope of a
+			// spawned task run above: flush that task's retirement, as
+			// before any other code that may wait (scope.go, "Batched
+			// retirement"; TestUnpushedScopeTaskRetiredBeforeJoinRunsB).
+			// Only after a task ran: the un-stolen Join pays nothing. On
+			// false the caller waits, and waitUntil flushes.
+			if ran {
+				w.flushRetired()
+			}
 			return true
 		}
 		if x == nil {
