@@ -86,7 +86,8 @@ func TestFIFOPollWakesForPublishedTasks(t *testing.T) {
 // TestUnpushedScopeTaskRetiredBeforeJoinRunsB: batched retirement
 // (scope.go) against a Join's unpush, which runs the tasks above b on its
 // way to b. On 2 workers a task R forks Y, which the other worker takes:
-// Y's RunScope body publishes its scope s and holds until T has finished.
+// Y's RunScope body publishes its scope s and holds until b has started
+// (so that it steals nothing from R's worker meanwhile).
 // R then joins (a, b): a spawns T into s (a private node above b), so the
 // unpush runs T inline before it reaches b, and b blocks (Block) until Y's
 // RunScope has returned. T's retirement must reach s's count before b
@@ -98,7 +99,7 @@ func TestUnpushedScopeTaskRetiredBeforeJoinRunsB(t *testing.T) {
 	defer closePool(t, p)
 	waitAsleep(t, p, 2)
 	var sp atomic.Pointer[forkjoin.Scope]
-	var tDone, tRanOnR, bRanOnR, failed atomic.Bool
+	var bStarted, tRanOnR, bRanOnR, failed atomic.Bool
 	scopeDone := make(chan struct{})
 	within(t, "a join whose unpush ran a scope's task, then a block on that scope", func() {
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
@@ -106,7 +107,7 @@ func TestUnpushedScopeTaskRetiredBeforeJoinRunsB(t *testing.T) {
 			fY := forkjoin.Fork(w, func(w *forkjoin.Worker) int {
 				forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
 					sp.Store(s)
-					failed.CompareAndSwap(false, !holdUntil(tDone.Load))
+					failed.CompareAndSwap(false, !holdUntil(bStarted.Load))
 				})
 				close(scopeDone)
 				return 0
@@ -118,11 +119,11 @@ func TestUnpushedScopeTaskRetiredBeforeJoinRunsB(t *testing.T) {
 			forkjoin.Join(w, func(w *forkjoin.Worker) int {
 				sp.Load().Spawn(w, func(w *forkjoin.Worker) {
 					tRanOnR.Store(w.Index() == rIndex)
-					tDone.Store(true)
 				})
 				return 0
 			}, func(w *forkjoin.Worker) int {
 				bRanOnR.Store(w.Index() == rIndex)
+				bStarted.Store(true)
 				forkjoin.Block(w, func() {
 					select {
 					case <-scopeDone:
