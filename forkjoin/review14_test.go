@@ -14,35 +14,49 @@ import (
 // TestGetOfOwnForkInsideTaskPublishes: Future.Get called inside a task
 // blocks the worker without helping (its doc), so a task it waits for must
 // be one that another worker can take. On 2 workers the task forks A
-// (published: the deque starts empty), then X (private: A is public), waits
-// until the other worker has taken A and asked for more (it asks as it takes
-// the last public element), and then calls X.Get. Only the other worker can
-// run X, and it can see X only if Get publishes the waiting worker's private
-// tasks first, as Block does. On main X stayed private behind the blocked
-// worker and Get returned only at the hang limit (context deadline).
+// (published: the deque starts empty, or the other worker has asked), then
+// X (private: A is public), waits until the other worker has taken A and
+// asked for more (it asks as it takes the last public element), and then
+// calls X.Get. Only the other worker can run X, and it can see X only if
+// Get publishes the waiting worker's private tasks first, as Block does.
+// A round in which the other worker asked before X was forked (X then
+// published and stolen) proves nothing and is run again. On main X stayed
+// private behind the blocked worker and Get returned only at its deadline
+// (3 runs of 4 failed; one drew only such rounds).
 func TestGetOfOwnForkInsideTaskPublishes(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	defer closePool(t, p)
 	waitAsleep(t, p, 2)
-	var aStarted, failed atomic.Bool
+	var scenario, failed atomic.Bool
 	var got int
 	var err error
 	within(t, "Get of a private fork", func() {
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
-			a := forkjoin.Fork(w, func(*forkjoin.Worker) int { aStarted.Store(true); return 1 })
-			x := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 42 })
-			if !holdUntil(aStarted.Load) || !holdUntil(func() bool { return forkjoin.Asked(w) }) {
-				failed.Store(true)
+			for range 50 {
+				var aStarted, xStarted atomic.Bool
+				a := forkjoin.Fork(w, func(*forkjoin.Worker) int { aStarted.Store(true); return 1 })
+				x := forkjoin.Fork(w, func(*forkjoin.Worker) int { xStarted.Store(true); return 42 })
+				if !holdUntil(aStarted.Load) || !holdUntil(func() bool { return forkjoin.Asked(w) }) {
+					failed.Store(true)
+					return 0
+				}
+				if forkjoin.PublicLen(w) != 0 || xStarted.Load() {
+					x.Join(w) // X was published: the round proves nothing
+					a.Join(w)
+					continue
+				}
+				scenario.Store(true)
+				ctx, cancel := context.WithTimeout(context.Background(), hangTimeout/2)
+				defer cancel()
+				got, err = x.Get(ctx)
+				a.Join(w)
 				return 0
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), hangTimeout/2)
-			defer cancel()
-			got, err = x.Get(ctx)
-			a.Join(w)
 			return 0
 		})
 	})
 	require.False(t, failed.Load(), "the other worker never took A")
+	require.True(t, scenario.Load(), "X was published before Get in every round: the scenario did not happen")
 	require.NoError(t, err, "Get of a fork kept private by its blocked owner")
 	require.Equal(t, 42, got)
 }
@@ -55,17 +69,32 @@ func TestGetOfOwnForkInsideTaskPublishes(t *testing.T) {
 // (private: A is public), holds until the other worker has run A, asked
 // for more and gone to sleep, and returns. The loop then polls: it
 // publishes B and C and runs B, the oldest, which holds until C has
-// started: only the sleeping worker can start C. On main Poll woke nobody
-// and B's hold ran out at the hang limit.
+// started: only the sleeping worker can start C. A round in which B or C
+// was published before R returned (the other worker asked in between)
+// proves nothing and is run again on a fresh pool. On main Poll woke
+// nobody and B's hold ran out at the hang limit.
 func TestFIFOPollWakesForPublishedTasks(t *testing.T) {
+	for round := range 10 {
+		if fifoPollRound(t) {
+			return
+		}
+		t.Logf("round %d: B or C was published before R returned; again", round)
+	}
+	t.Fatal("B or C was published before R returned in every round: the scenario did not happen")
+}
+
+// fifoPollRound is one round of TestFIFOPollWakesForPublishedTasks; it
+// reports whether the scenario happened.
+func fifoPollRound(t *testing.T) bool {
 	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMode(forkjoin.FIFO))
 	defer closePool(t, p)
 	waitAsleep(t, p, 2)
-	var aDone, cStarted, failed atomic.Bool
+	var aDone, bStarted, cStarted, scenario, failed atomic.Bool
 	done := make(chan struct{})
 	require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
 		forkjoin.Fork(w, func(*forkjoin.Worker) int { aDone.Store(true); return 0 })
 		forkjoin.Fork(w, func(*forkjoin.Worker) int {
+			bStarted.Store(true)
 			failed.Store(!holdUntil(cStarted.Load))
 			close(done)
 			return 0
@@ -74,13 +103,18 @@ func TestFIFOPollWakesForPublishedTasks(t *testing.T) {
 		if !holdUntil(aDone.Load) || !holdUntil(func() bool { return forkjoin.Asked(w) && forkjoin.SleepersOf(p) == 1 }) {
 			failed.Store(true)
 		}
+		scenario.Store(forkjoin.PublicLen(w) == 0 && !bStarted.Load() && !cStarted.Load())
 	}))
 	select { // B's hold is bounded by the hang limit: this only guards against B never running
 	case <-done:
 	case <-time.After(2 * hangTimeout):
 		t.Fatalf("B did not run; stats: %v", p.Stats())
 	}
+	if !scenario.Load() {
+		return false
+	}
 	require.False(t, failed.Load(), "a task published by Poll stayed in the deque while the other worker slept")
+	return true
 }
 
 // TestUnpushedScopeTaskRetiredBeforeJoinRunsB: batched retirement
