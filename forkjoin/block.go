@@ -34,9 +34,7 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 	// Tasks w forked and keeps private would be invisible to the
 	// compensating worker for as long as fn blocks, and fn may be waiting
 	// for one of them: make them stealable first.
-	if w.deque.Publish() && w.sleepers.Any() {
-		w.sleepers.WakeOne() // without a spare, only a sleeper can take them
-	}
+	w.publishTasks() // without a spare, only a sleeper can take them
 	w.own.blocks++
 	if w.inHook {
 		// A hook runs no task: there is no place to take, and a

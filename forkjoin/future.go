@@ -218,12 +218,18 @@ func (f *Future[T]) joinOther(w *Worker) T {
 //
 // Inside a task use Join instead: Get blocks the worker without helping,
 // and would deadlock a pool whose other workers all wait for this one.
+// Before it blocks it makes the worker's private tasks stealable, as Block
+// does, so that an idle worker can run a fork that Get waits for
+// (TestGetOfOwnForkInsideTaskPublishes).
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {
 		return f.awaitFork(ctx, nil)
 	}
 	c := f.c
+	if !c.latch.probe() {
+		publishCaller() // Get inside a task blocks its worker: see publishCaller
+	}
 	if !c.latch.await(doneOf(ctx)) {
 		var zero T
 		return zero, ctx.Err()
@@ -247,6 +253,7 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 	defer f.c.owner.unpin()
 	f.c.owner.pin()
 	c := f.c
+	published := false // publishCaller ran (w nil only)
 	for {
 		if f.state.Load() == settled {
 			return f.result, f.err
@@ -258,6 +265,12 @@ func (f *Future[T]) awaitFork(ctx context.Context, w *Worker) (T, error) {
 		// owner's settle sets the latch if it has not been seen settled.
 		if _, ok := c.latch.addWaiter(w); !ok || f.state.Load() == settled {
 			continue
+		}
+		if w == nil && !published {
+			// Get inside a task blocks its worker, perhaps the fork's
+			// owner with f's task private in its deque: see publishCaller.
+			publishCaller()
+			published = true
 		}
 		switch {
 		case w != nil && w.pool != c.owner.pool:

@@ -268,7 +268,9 @@ func (s *Scope) count(w *Worker) bool {
 // wait (run something that is not a task of s, wait, sleep, go idle), and
 // when a wait returns to its task, which need not belong to s: a join that
 // helped with tasks of s, then a Block until s's RunScope returns
-// (TestHelpedScopeRetiredBeforeJoinReturns). So a batch stays unflushed
+// (TestHelpedScopeRetiredBeforeJoinReturns); likewise when a Join's unpush
+// ran tasks of s above b and then runs b inline
+// (TestUnpushedScopeTaskRetiredBeforeJoinRunsB). So a batch stays unflushed
 // only while its worker runs a task of s, which is unfinished itself and
 // holds s open anyway. retire_flush_internal_test forces the flushes
 // before a task of another scope and before a Broadcast's share. A task that panics or calls

@@ -166,6 +166,28 @@ func (w *Worker) pop() *node {
 	return x
 }
 
+// publishTasks makes w's private tasks stealable and wakes a sleeper, if
+// any, to take them: for a wait that blocks w without helping (Block's fn,
+// Future.Get inside a task). A thief's request is served at the owner's
+// next push or pop (internal/deque, "No hidden work"), and a blocked
+// worker makes none: its private tasks would stay hidden for the whole
+// wait, which may be a wait for one of them
+// (TestGetOfOwnForkInsideTaskPublishes). Owner only.
+func (w *Worker) publishTasks() {
+	if w.deque.Publish() && w.sleepers.Any() {
+		w.sleepers.WakeOne()
+	}
+}
+
+// publishCaller is publishTasks for the worker running on the calling
+// goroutine, if it is one: Future.Get calls it before it blocks. The
+// worker is the deque's owner, since only its own goroutine finds it.
+func publishCaller() {
+	if w := callingWorker(); w != nil {
+		w.publishTasks()
+	}
+}
+
 // published wakes a sleeper, if any, after w published tasks.
 func (w *Worker) published() {
 	if w.sleepers.Any() {
@@ -193,15 +215,26 @@ func (w *Worker) unpush(n *node) bool {
 // (no private element) or a task forked after n. It leaves the count of
 // executed tasks to its caller.
 func (w *Worker) unpushAfter(x, n *node) bool {
+	ran := false // a task ran above n
 	for {
 		if x != nil {
 			w.execute(x)
+			ran = true
 			if n.isDone() {
 				return false // run meanwhile by a Join nested in x
 			}
 		}
 		x = w.pop()
 		if x == n {
+			// n runs next, inline, and need not belong to the scope of a
+			// spawned task run above: flush that task's retirement, as
+			// before any other code that may wait (scope.go, "Batched
+			// retirement"; TestUnpushedScopeTaskRetiredBeforeJoinRunsB).
+			// Only after a task ran: the un-stolen Join pays nothing. On
+			// false the caller waits, and waitUntil flushes.
+			if ran {
+				w.flushRetired()
+			}
 			return true
 		}
 		if x == nil {
@@ -396,7 +429,15 @@ func (w *Worker) mayHelp(x *node) *node {
 func (w *Worker) findWork() *node {
 	var x *node
 	if w.fifo {
+		// Poll publishes the private part and takes the oldest task; a
+		// sleeper must be woken for the rest (internal/park: publish, then
+		// wake). A thief that asked while w held them went to sleep, and
+		// w may now run one for long (TestFIFOPollWakesForPublishedTasks).
+		pub := w.deque.Publish()
 		x = w.deque.Poll()
+		if pub && w.deque.Len() > 0 {
+			w.published()
+		}
 	} else {
 		x = w.pop()
 	}

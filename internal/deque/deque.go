@@ -292,7 +292,9 @@ func (d *Deque[T]) PopIf(x *T) (removed, published bool) { return d.c.popIf(unsa
 
 // Poll removes and returns the top element (FIFO), or nil if the deque is
 // empty. Owner only: it is how an async-mode worker runs its own tasks
-// oldest first. It publishes the private part first.
+// oldest first. It publishes the private part first, without reporting it:
+// a caller that must wake a sleeping worker for the elements it leaves
+// calls Publish first, which reports the publication.
 func (d *Deque[T]) Poll() *T { return (*T)(d.c.poll()) }
 
 // Steal removes and returns the top element (FIFO). It returns nil when the
