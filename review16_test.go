@@ -316,3 +316,40 @@ func TestSortSignedZerosWhereDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestSortFuncInconsistentCmpKeepsPermutation: a comparator that is no
+// ordering at all (random answers) voids the order, but SortFunc (with its
+// parallel partition), SortStableFunc and SortByKey's pair sort must still
+// neither panic nor lose or duplicate an element.
+func TestSortFuncInconsistentCmpKeepsPermutation(t *testing.T) {
+	n := 300_000 // past the parallel partition's threshold (1<<18)
+	if testenv.Race {
+		n = 1 << 15
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	in := make([]int, n)
+	for i := range in {
+		in[i] = i
+	}
+	random := func(a, b int) int { return rand.IntN(3) - 1 }
+	for _, name := range []string{"SortFunc", "SortStableFunc"} {
+		for _, grain := range []int{0, 16, 5000} {
+			s := slices.Clone(in)
+			rand.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
+			var opts []Option
+			if grain > 0 {
+				opts = []Option{Grain(grain)}
+			}
+			testenv.Within(t, name, func() {
+				if name == "SortFunc" {
+					SortFunc(p, s, random, opts...)
+				} else {
+					SortStableFunc(p, s, random, opts...)
+				}
+			})
+			slices.Sort(s)
+			require.Equal(t, in, s, "%s grain %d: not a permutation", name, grain)
+		}
+	}
+}
