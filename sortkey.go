@@ -35,7 +35,9 @@ type keyed[K cmp.Ordered] struct {
 // Extra memory: n (key, int) pairs and n elements (the permuted copy).
 // Grain(g) sets the pieces of the key pass and the leaves of the sort. A
 // panic in key reaches the caller as a *forkjoin.PanicError, with s
-// unmodified.
+// unmodified. Canceled (run by a task whose context is canceled), or
+// refused by a pool that closes meanwhile, it leaves s either unmodified
+// or sorted, never part of each (TestSortByKeyCanceledLeavesPermutation).
 func SortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E) K, opts ...Option) {
 	checkRunner("SortByKey", r)
 	if key == nil {
@@ -82,10 +84,10 @@ func sortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E)
 		return
 	}
 	// order cannot panic and the passes below only move elements: from here
-	// on s is either untouched or fully permuted. The copy-back has a fixed
-	// grain so that it never probes on the caller: a probe would copy a
-	// prefix into s before a pool closed meanwhile refused the rest
-	// (ErrClosed), leaving s neither.
+	// on s is either untouched or fully permuted. The sort and the gather
+	// only read s; the copy-back, cut short (a cancellation at one of its
+	// forks, or a pool closed meanwhile refusing its submission after a
+	// probe copied a prefix), is finished on the caller.
 	SortFunc(r, pairs, order, opts...)
 	buf := make(S, n)
 	ForRange(r, n, func(lo, hi int) {
@@ -93,7 +95,25 @@ func sortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E)
 			buf[j] = s[pairs[j].i]
 		}
 	}, opts...)
-	ForRange(r, n, func(lo, hi int) { copy(s[lo:hi], buf[lo:hi]) }, Grain(sortKeyCopyGrain))
+	copyBack(r, s, buf)
+}
+
+// copyBack copies buf into s in parallel on r. If the parallel copy ends
+// early (ForRange panics: a cancellation at a fork, ErrClosed), every task
+// of it has stopped (ForRange returns only then), so s is no longer
+// written by anyone else: the copy is finished here, sequentially, before
+// the panic goes on, and s holds buf whatever happened
+// (TestSortByKeyCanceledLeavesPermutation; a copy cut short left some
+// blocks of s unsorted, elements lost and others duplicated).
+func copyBack[S ~[]E, E any](r forkjoin.Runner, s, buf S) {
+	finished := false
+	defer func() {
+		if !finished {
+			copy(s, buf)
+		}
+	}()
+	ForRange(r, len(s), func(lo, hi int) { copy(s[lo:hi], buf[lo:hi]) }, Grain(sortKeyCopyGrain))
+	finished = true
 }
 
 // sortKeyCopyGrain is the piece of the sorts by key's copy-back: a copy of

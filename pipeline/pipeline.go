@@ -34,7 +34,11 @@ type Pipe[T any] struct {
 
 // From returns a pipeline whose source is seq. Run iterates seq on a
 // goroutine of its own; a seq that blocks delays Run's return on
-// cancellation until it yields or returns.
+// cancellation until it yields or returns. A panic in seq (or a
+// runtime.Goexit) fails the run with a *forkjoin.PanicError, even one
+// raised after the run stopped and yield returned false (in a cleanup, or
+// by a yield after false): Run returns it unless an error came first
+// (TestSourcePanicAfterStopFailsNothingElse).
 func From[T any](seq iter.Seq[T]) *Pipe[T] {
 	if seq == nil {
 		panic("pipeline: From called with a nil iter.Seq")
@@ -43,17 +47,28 @@ func From[T any](seq iter.Seq[T]) *Pipe[T] {
 		out := make(chan T)
 		r.wg.Go(func() {
 			defer close(out)
-			finished := false
+			// finished: seq returned by itself; stopped: the loop body
+			// returned because the run stopped, and seq is still to
+			// return. seq may panic after that (a deferred cleanup, or a
+			// yield after false, which the runtime makes a panic): it
+			// must fail the run, not escape this goroutine and kill the
+			// process (TestSourcePanicAfterStopFailsNothingElse).
+			finished, stopped := false, false
 			defer func() {
-				if !finished { // a panic, or runtime.Goexit (recover() nil)
-					r.fail(forkjoin.CapturePanic(recover()))
+				if finished {
+					return
 				}
+				v := recover()
+				if v == nil && stopped {
+					return // the body's return, seq returned
+				}
+				r.fail(forkjoin.CapturePanic(v)) // a panic, or runtime.Goexit (v nil)
 			}()
 			for v := range seq {
 				select {
 				case out <- v:
 				case <-r.ctx.Done():
-					finished = true
+					stopped = true
 					return
 				}
 			}
