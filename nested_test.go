@@ -89,8 +89,13 @@ func TestForWRunnerIsTheRunningWorker(t *testing.T) {
 		return 0
 	})
 	require.Zero(t, wrong.Load())
-	require.Equal(t, int64(100+10), onCaller.Load())
-	require.Equal(t, int64(100_000+10+5000), onWorker.Load())
+	// The two short loops start on the caller, and the probe hands what is
+	// left to the pool after a tick (probe.go): on a loaded machine, under
+	// -race, some of their calls ran on a worker (10 of 110 on the caller
+	// once, review rev16). Only the split between those two may vary.
+	require.Equal(t, int64(100+100_000+10+10+5000), onCaller.Load()+onWorker.Load())
+	require.GreaterOrEqual(t, onWorker.Load(), int64(100_000+10+5000))
+	require.Positive(t, onCaller.Load())
 }
 
 // TestForWPanics: a panic in the body arrives as a *forkjoin.PanicError,
