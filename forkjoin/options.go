@@ -131,6 +131,10 @@ func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.a
 // the watchdog looks every threshold/4). Tasks forked inside a computation
 // count as part of the submitted task they belong to. A threshold <= 0 or
 // a nil h disables the reports, the default: then no clock is read.
+// Close and Shutdown called from h do not wait for the watchdog, their own
+// goroutine (TestSlowHandlerCanCloseItsPool); Close from h still waits
+// for the workers, and so for the stuck task: Shutdown with a deadline
+// gives up instead.
 func WithSlowTaskHandler(threshold time.Duration, h func(p *Pool, worker int, running time.Duration)) Option {
 	return func(c *config) {
 		c.slowThreshold, c.slowHandler = threshold, h

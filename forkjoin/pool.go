@@ -180,13 +180,22 @@ func (p *Pool) Close() {
 	p.waitWatchdog()
 }
 
-// waitWatchdog waits for the slow-task watchdog, if any, which exits once
-// the workers have.
-func (p *Pool) waitWatchdog() {
-	if p.slow != nil {
-		<-p.slow.done
+// watchdogDone returns a channel closed once the slow-task watchdog, which
+// exits once the workers have, is gone: nil (closed at once) without one,
+// or when the caller is the watchdog, in its handler, which cannot wait
+// for itself (TestSlowHandlerCanCloseItsPool).
+func (p *Pool) watchdogDone() <-chan struct{} {
+	if p.slow == nil || p.slow.key.Load() == goroutineKey() {
+		return closedChan
 	}
+	return p.slow.done
 }
+
+// waitWatchdog waits for watchdogDone.
+func (p *Pool) waitWatchdog() { <-p.watchdogDone() }
+
+// closedChan is a closed channel: a wait on it returns at once.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Shutdown is Close with a deadline: it stops accepting submissions and
 // waits for the accepted work to finish and the workers to exit, but gives
@@ -213,11 +222,18 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	}
 	select {
 	case <-p.stopped:
-		p.waitWatchdog()
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",
 			p.inflight(), ctx.Err())
+	}
+	// The workers are gone; a slow-task handler may still be running on
+	// the watchdog, and ctx bounds that wait too
+	// (TestShutdownDeadlineBoundsWatchdogWait).
+	select {
+	case <-p.watchdogDone():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("forkjoin: shutdown gave up waiting for the slow-task handler: %w", ctx.Err())
 	}
 }
 

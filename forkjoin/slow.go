@@ -17,13 +17,22 @@ package forkjoin
 // even if it runs nested submissions. Only the worker writes them; without
 // the option none is touched and no clock is read.
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // slowWatch is the watchdog's state; nil without the option.
 type slowWatch struct {
 	threshold time.Duration
 	handler   func(p *Pool, worker int, running time.Duration)
 	done      chan struct{} // closed when the watchdog has exited
+	// key is the watchdog goroutine's goroutineKey, stored first thing in
+	// watch: Close and Shutdown called from the handler, on that
+	// goroutine, must not wait for it (watchdogDone). Atomic: Close from
+	// any goroutine reads it. A key left after the watchdog exited names
+	// no live goroutine but, after reuse, one that finds done closed.
+	key atomic.Uint64
 }
 
 // slowState is what beginRoot saves of the task w was running.
@@ -61,6 +70,7 @@ func (w *Worker) setSlow(s slowState) {
 
 // watch is the watchdog goroutine: it exits once every worker has.
 func (p *Pool) watch(s *slowWatch) {
+	s.key.Store(goroutineKey())
 	defer close(s.done)
 	period := max(s.threshold/4, time.Millisecond)
 	tick := time.NewTicker(period)
