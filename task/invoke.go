@@ -28,7 +28,7 @@ func InvokeAll[T any](w *forkjoin.Worker, ts ...RecursiveTask[T]) []T {
 			panic("task: InvokeAll called with a nil task")
 		}
 	}
-	return InvokeSlice(w, ts)
+	return invokeSlice(w, ts)
 }
 
 // InvokeSlice is InvokeAll for a slice of tasks of one type R, which it
@@ -37,6 +37,16 @@ func InvokeAll[T any](w *forkjoin.Worker, ts ...RecursiveTask[T]) []T {
 // panic only after every task has finished or been abandoned unrun.
 func InvokeSlice[T any, R RecursiveTask[T]](w *forkjoin.Worker, ts []R) []T {
 	checkWorker(w, "InvokeSlice")
+	for _, t := range ts {
+		if any(t) == nil { // R an interface type: a nil one cannot be computed
+			panic("task: InvokeSlice called with a nil task")
+		}
+	}
+	return invokeSlice(w, ts)
+}
+
+// invokeSlice is InvokeSlice once w and the tasks are known not to be nil.
+func invokeSlice[T any, R RecursiveTask[T]](w *forkjoin.Worker, ts []R) []T {
 	out := make([]T, len(ts))
 	switch len(ts) {
 	case 0:
@@ -89,6 +99,9 @@ func InvokeBoth[A, B any, RA RecursiveTask[A], RB RecursiveTask[B]](w *forkjoin.
 // InvokeBothActions is InvokeBoth for two actions.
 func InvokeBothActions[A, B RecursiveAction](w *forkjoin.Worker, a A, b B) {
 	checkWorker(w, "InvokeBothActions")
+	if any(a) == nil || any(b) == nil { // wrapped in action, JoinTasks would not see it
+		panic("task: InvokeBothActions called with a nil action")
+	}
 	forkjoin.JoinTasks[struct{}, struct{}](w, action[A]{a}, action[B]{b})
 }
 
