@@ -2,6 +2,7 @@ package forkjoin
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,4 +66,49 @@ func TestShutdownDeadlineBoundsWatchdogWait(t *testing.T) {
 		err = p.Shutdown(ctx)
 	})
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestBlockingForeignPanicIsTheTasks: with no compensating worker free,
+// Blocking runs fn on a goroutine of its own and raises its panic again
+// on the worker. A runtime error in fn (a user's nil map) and a
+// runtime.Goexit in fn (t.FailNow in a test's blocking wait) were raised
+// again from blockForeign's own frame, the Goexit as panic(nil), which Go
+// turns into a *runtime.PanicNilError: a runtime error raised in forkjoin's
+// code, which CapturePanic takes for a bug in magpie and ends the program
+// with (review rev17). Each now reaches the task as a *PanicError: the
+// runtime error with the stack of fn, the Goexit as ErrGoexit.
+func TestBlockingForeignPanicIsTheTasks(t *testing.T) {
+	p := New(WithParallelism(1), WithMaxBlocked(-1)) // no compensating worker: fn runs off the worker
+	defer p.Close()
+	var m map[int]int
+	cases := map[string]struct {
+		fn    func()
+		check func(t *testing.T, pe *PanicError)
+	}{
+		"runtime error": {func() { m[1] = 1 }, func(t *testing.T, pe *PanicError) {
+			_, ok := pe.Value.(runtime.Error)
+			assert.True(t, ok, "%T", pe.Value)
+			assert.Contains(t, string(pe.Stack), "TestBlockingForeignPanicIsTheTasks", "the stack of fn")
+		}},
+		"Goexit": {runtime.Goexit, func(t *testing.T, pe *PanicError) {
+			assert.ErrorIs(t, pe, ErrGoexit)
+		}},
+		"panic": {func() { panic("boom") }, func(t *testing.T, pe *PanicError) {
+			assert.Equal(t, "boom", pe.Value)
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var err error
+			testenv.Within(t, "Blocking off the worker", func() {
+				_, err = InvokeContext(context.Background(), p, func(*Worker) int {
+					Blocking(c.fn)
+					return 0
+				})
+			})
+			var pe *PanicError
+			require.ErrorAs(t, err, &pe)
+			c.check(t, pe)
+		})
+	}
 }
