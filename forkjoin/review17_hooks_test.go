@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/magpie-go/magpie/internal/testenv"
 	"github.com/stretchr/testify/assert"
@@ -137,4 +138,59 @@ func TestBlockInsideBroadcast(t *testing.T) {
 		})
 	})
 	assert.Equal(t, int32(2), found.Load())
+}
+
+// TestIdentityOfGoroutinesAroundTasks: while tasks run (so callingWorker
+// looks its registry up rather than answering from its gate), a goroutine
+// started by a task is no worker, deep stack growth between two calls
+// keeps a worker's identity, a worker of pool A is no worker of pool B
+// (Close of B from A's task waits for B's workers), and a goroutine that
+// reuses an exited worker's g (many are started after a pool closes)
+// is no worker.
+func TestIdentityOfGoroutinesAroundTasks(t *testing.T) {
+	busy := New(WithParallelism(1))
+	defer busy.Close()
+	inTask, done := make(chan struct{}), make(chan struct{})
+	require.NoError(t, busy.Execute(func(*Worker) { close(inTask); <-done }))
+	<-inTask
+	defer close(done)
+
+	a := New(WithParallelism(2))
+	defer a.Close()
+	testenv.Within(t, "identities inside a task", func() {
+		Invoke(a, func(w *Worker) int {
+			require.Same(t, w, callingWorker())
+			growStack(2000, func() { require.Same(t, w, callingWorker()) })
+			got := make(chan *Worker)
+			go func() { got <- callingWorker() }()
+			require.Nil(t, <-got, "a goroutine started by a task is no worker")
+
+			b := New(WithParallelism(1))
+			require.Nil(t, callerWorker(b))
+			closed := make(chan struct{})
+			require.NoError(t, b.Execute(func(*Worker) { <-closed }))
+			returned := make(chan struct{})
+			go func() {
+				// From A's task, Close of b waits for b's task.
+				Invoke(a, func(*Worker) int { b.Close(); close(returned); return 0 })
+			}()
+			select {
+			case <-returned:
+				t.Error("Close of another pool from a task returned before that pool's work was done")
+			case <-time.After(20 * time.Millisecond):
+			}
+			close(closed)
+			<-returned
+			return 0
+		})
+	})
+	for range 10 {
+		p := New(WithParallelism(4))
+		Invoke(p, func(*Worker) int { return 0 })
+		p.Close()
+		testenv.Concurrently(t, "fresh goroutines after Close", 64, func(int) {
+			assert.Nil(t, callingWorker())
+			assert.False(t, cannotWaitFor(p))
+		})
+	}
 }

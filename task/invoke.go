@@ -13,9 +13,13 @@ import "github.com/magpie-go/magpie/forkjoin"
 // been removed unrun from the deque, then re-panics with a
 // *forkjoin.PanicError holding the original value and stack (the first in
 // argument order among those that panicked, as far as the halving can
-// tell). A task that has not started when a sibling panics never runs, as
-// Java's invokeAll cancels the rest (rayon's join, by contrast, runs both
-// sides). w must be the worker running the calling task.
+// tell). The panic drops the tasks still waiting where the panicking
+// task's worker forked them: each join on the way up removes its
+// un-stolen half unrun, as Java's invokeAll cancels the rest. A half that
+// another worker has stolen runs on to its end, its tasks that had not
+// started when the sibling panicked included, and InvokeAll waits for it
+// (TestInvokeAllStolenHalfRunsOn; rayon's join runs both sides always).
+// w must be the worker running the calling task.
 //
 // The variadic parameter is an interface, so the caller boxes each task
 // (an allocation for most struct types) and mixed task types are allowed.
