@@ -194,3 +194,23 @@ func TestIdentityOfGoroutinesAroundTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultPoolCompensatingWorkersCallExit: the Default pool never
+// closes, yet its compensating workers call the exit hook each time they
+// retire, as on any pool; WithWorkerHooks said the Default pool's workers
+// never call exit (review rev17).
+func TestDefaultPoolCompensatingWorkersCallExit(t *testing.T) {
+	withFreshDefault(t, func() {
+		var exits atomic.Int32
+		exited := make(chan int, 64)
+		require.NoError(t, SetDefault(WithParallelism(1), WithWorkerHooks(nil, func(i int) {
+			exits.Add(1)
+			exited <- i
+		})))
+		p := Default()
+		Invoke(p, func(w *Worker) int { Block(w, func() {}); return 0 })
+		testenv.Within(t, "the compensating worker's exit hook", func() {
+			assert.GreaterOrEqual(t, <-exited, p.Parallelism())
+		})
+	})
+}
