@@ -134,7 +134,9 @@ func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.a
 // Close and Shutdown called from h do not wait for the watchdog, their own
 // goroutine (TestSlowHandlerCanCloseItsPool); Close from h still waits
 // for the workers, and so for the stuck task: Shutdown with a deadline
-// gives up instead.
+// gives up instead. A panic in h is dropped; after a runtime.Goexit in h
+// the watchdog carries on in a fresh goroutine
+// (TestSlowHandlerGoexitKeepsWatchdog).
 func WithSlowTaskHandler(threshold time.Duration, h func(p *Pool, worker int, running time.Duration)) Option {
 	return func(c *config) {
 		c.slowThreshold, c.slowHandler = threshold, h

@@ -112,3 +112,26 @@ func TestBlockingForeignPanicIsTheTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowHandlerGoexitKeepsWatchdog: a slow-task handler that calls
+// runtime.Goexit (t.FailNow in a test's handler) ended the watchdog
+// goroutine, and no stuck task was reported again, silently; the watchdog
+// now carries on in a fresh goroutine, as a worker does after a task's
+// Goexit, and Close still waits for it (goleak) (review rev17).
+func TestSlowHandlerGoexitKeepsWatchdog(t *testing.T) {
+	reports := make(chan int, 8)
+	var calls atomic.Int32
+	p := New(WithParallelism(1), WithSlowTaskHandler(time.Millisecond, func(*Pool, int, time.Duration) {
+		reports <- int(calls.Add(1))
+		runtime.Goexit()
+	}))
+	for i := 1; i <= 3; i++ {
+		release := make(chan struct{})
+		require.NoError(t, p.Execute(func(*Worker) { <-release }))
+		testenv.Within(t, "a report of a stuck task after a handler's Goexit", func() {
+			assert.Equal(t, i, <-reports)
+		})
+		close(release)
+	}
+	testenv.Within(t, "Close", p.Close)
+}

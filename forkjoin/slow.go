@@ -33,6 +33,11 @@ type slowWatch struct {
 	// any goroutine reads it. A key left after the watchdog exited names
 	// no live goroutine but, after reuse, one that finds done closed.
 	key atomic.Uint64
+	// reported[i] is the number of the task of worker i last reported.
+	// Plain: only the watchdog goroutine touches it, and a fresh one
+	// after a handler's Goexit (watch) starts after the old one's last
+	// access (the go statement orders them).
+	reported []uint64
 }
 
 // slowState is what beginRoot saves of the task w was running.
@@ -68,17 +73,34 @@ func (w *Worker) setSlow(s slowState) {
 	w.slowSeq.Store(q + 2)
 }
 
-// watch is the watchdog goroutine: it exits once every worker has.
+// watch is the watchdog goroutine: it exits once every worker has. A
+// handler that calls runtime.Goexit, which no recover stops, ends the
+// goroutine: the watchdog then carries on in a fresh one, as a worker
+// does after a task's Goexit, with the tasks reported so far (s.reported),
+// so that later stuck tasks are still reported and none twice; only the
+// exit once the workers have gone closes done
+// (TestSlowHandlerGoexitKeepsWatchdog).
 func (p *Pool) watch(s *slowWatch) {
 	s.key.Store(goroutineKey())
-	defer close(s.done)
+	exited := false
+	defer func() {
+		if !exited {
+			go p.watch(s) // the handler called Goexit
+			return
+		}
+		close(s.done)
+	}()
 	period := max(s.threshold/4, time.Millisecond)
 	tick := time.NewTicker(period)
 	defer tick.Stop()
-	reported := make([]uint64, len(p.workers)) // number of the task last reported, per worker
+	if s.reported == nil {
+		s.reported = make([]uint64, len(p.workers))
+	}
+	reported := s.reported
 	for {
 		select {
 		case <-p.stopped:
+			exited = true
 			return
 		case <-tick.C:
 		}
@@ -98,7 +120,7 @@ func (p *Pool) watch(s *slowWatch) {
 }
 
 // reportSlow calls the handler; a panic in it is dropped so that it cannot
-// kill the watchdog.
+// kill the watchdog (a Goexit: see watch).
 func (p *Pool) reportSlow(s *slowWatch, worker int, d time.Duration) {
 	defer func() { _ = recover() }()
 	s.handler(p, worker, d)
