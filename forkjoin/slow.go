@@ -31,7 +31,8 @@ type slowWatch struct {
 	// watch: Close and Shutdown called from the handler, on that
 	// goroutine, must not wait for it (watchdogDone). Atomic: Close from
 	// any goroutine reads it. A key left after the watchdog exited names
-	// no live goroutine but, after reuse, one that finds done closed.
+	// no live goroutine but, after reuse, one that finds done closed; one
+	// ended by a handler's Goexit clears it first (0 names no goroutine).
 	key atomic.Uint64
 	// reported[i] is the number of the task of worker i last reported.
 	// Plain: only the watchdog goroutine touches it, and a fresh one
@@ -85,7 +86,11 @@ func (p *Pool) watch(s *slowWatch) {
 	exited := false
 	defer func() {
 		if !exited {
-			go p.watch(s) // the handler called Goexit
+			// The handler called Goexit. This goroutine's g may be reused
+			// once it has gone, before the fresh one stores its key: a
+			// Close there must still wait.
+			s.key.Store(0)
+			go p.watch(s)
 			return
 		}
 		close(s.done)
