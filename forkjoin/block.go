@@ -1,5 +1,7 @@
 package forkjoin
 
+import "runtime"
+
 // Block runs fn, which may block (I/O, a lock, a channel receive, a sleep),
 // on behalf of a task running on w, without starving the pool: while fn
 // runs, a compensating worker takes w's place, so that the pool keeps
@@ -55,26 +57,35 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 }
 
 // blockForeign runs fn on a new goroutine and waits for it on w, helping
-// w's pool meanwhile; a panic of fn is raised again on w (a
-// runtime.Goexit in fn, which cannot be carried over, as a panic with a
-// nil value). pv and panicked are written before the latch is set and
-// read after it is seen set. The goroutine is registered as awaited by
-// w's pool while fn runs, so that Close or Shutdown of that pool from fn
-// returns at once, as from the task (and from fn when a compensating
-// worker is free): it waited for w to exit, and w for fn
+// w's pool meanwhile; a panic of fn is raised again on w, with its value
+// as it is, except for two that cannot be raised from here as they are: a
+// runtime error, raised from this package's frame, would be taken for a
+// bug in magpie and end the program (internalerr.go), and a
+// runtime.Goexit cannot be carried over (raised as panic(nil) it became a
+// *runtime.PanicNilError, a runtime error too). Both are raised as the
+// *PanicError CapturePanic makes of them on fn's goroutine: the runtime
+// error with fn's stack, the Goexit as ErrGoexit
+// (TestBlockingForeignPanicIsTheTasks). pv is written before the latch
+// is set and read after it is seen set. The goroutine is registered as
+// awaited by w's pool while fn runs, so that Close or Shutdown of that
+// pool from fn returns at once, as from the task (and from fn when a
+// compensating worker is free): it waited for w to exit, and w for fn
 // (TestBlockingForeignCanClose).
 func blockForeign(w *Worker, fn func()) {
 	var (
-		l        latch
-		pv       any
-		panicked bool
+		l  latch
+		pv any // fn's panic, to raise again on w; nil if fn returned
 	)
 	waiting := waitersOf(w.pool)
 	go func() {
 		ok := false
 		defer func() {
 			if !ok {
-				pv, panicked = recover(), true
+				v := recover()
+				if _, isRuntime := v.(runtime.Error); isRuntime || v == nil {
+					v = CapturePanic(v) // on fn's goroutine: fn's frame is the culprit
+				}
+				pv = v
 			}
 			l.set()
 		}()
@@ -83,7 +94,7 @@ func blockForeign(w *Worker, fn func()) {
 		ok = true
 	}()
 	w.waitForeign(&l)
-	if panicked {
+	if pv != nil {
 		panic(pv)
 	}
 }
@@ -97,7 +108,10 @@ func blockForeign(w *Worker, fn func()) {
 // from fn return at once either way, as from the task:
 // TestBlockingForeignCanClose); in a worker hook (WithWorkerHooks), and
 // on any other goroutine, it just calls fn. Finding the calling worker
-// costs what OnWorker costs.
+// costs what OnWorker costs. A panic of fn reaches the caller with its
+// value (TestBlockingWithoutSpareHelpsItsPool); when fn ran on a goroutine
+// of its own, a runtime error or a runtime.Goexit in it arrives as a
+// *PanicError, the Goexit as ErrGoexit (TestBlockingForeignPanicIsTheTasks).
 //
 // Prefer it to waiting through a task submitted to a pool: a worker that
 // waits helps its pool with queued tasks, so a task that blocks until the

@@ -10,7 +10,9 @@ package forkjoin
 //   - Every goroutine that calls start calls exit as its last act, and
 //     Close returns only after every exit call has returned
 //     (TestWorkerHooksStartAndExit). The Default pool never closes, so its
-//     workers never call exit.
+//     Parallelism() workers call exit only across a Goexit (below); its
+//     compensating workers call it as they retire, as on any pool
+//     (TestDefaultPoolCompensatingWorkersCallExit).
 //   - Compensating workers started by Block call them too, with their own
 //     indices (Parallelism() and up): start each time Block starts one,
 //     exit each time it retires (TestWorkerHooksCompensatingWorkers).

@@ -192,7 +192,9 @@ func (p *Pool) waitWatchdog() {
 // waits for the accepted work to finish and the workers to exit, but gives
 // up when ctx is done. It then returns an error wrapping ctx.Err() that says
 // how many accepted tasks had not finished; they keep running, and the
-// workers still exit once they have. ctx bounds the wait and cancels no
+// workers still exit once they have. ctx also bounds the wait for a
+// slow-task handler still running once the work has finished
+// (WithSlowTaskHandler; TestShutdownDeadlineBoundsWatchdogWait). ctx bounds the wait and cancels no
 // task, as with http.Server.Shutdown: to stop tasks, cancel the contexts
 // they were submitted with (SubmitContext), then Close to wait for them
 // (TestShutdownContextBoundsOnlyTheDrain). Where Close would return at
@@ -213,11 +215,22 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	}
 	select {
 	case <-p.stopped:
-		p.waitWatchdog()
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("forkjoin: shutdown gave up with %d submitted tasks unfinished: %w",
 			p.inflight(), ctx.Err())
+	}
+	if p.slow == nil {
+		return nil
+	}
+	// The workers have exited; the watchdog exits once a slow-task handler
+	// still running returns, which ctx bounds too: a handler blocked on a
+	// report held Shutdown past its deadline
+	// (TestShutdownDeadlineBoundsWatchdogWait, review rev17).
+	select {
+	case <-p.slow.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("forkjoin: shutdown gave up waiting for the slow-task handler (the work has finished): %w", ctx.Err())
 	}
 }
 

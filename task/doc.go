@@ -112,7 +112,14 @@
 // forkjoin.JoinTasks and forkjoin.SpawnTask ("forkjoin: JoinTasks called
 // with a nil *Worker"), so that they inline and cost no call of their own
 // (TestNilWorkerOneMessage). A nil task or action (a nil interface value)
-// panics with a message naming the function called (TestNilArguments,
-// TestNilTaskMessages); given to Spawn, or with a nil *forkjoin.Scope, it
-// gets SpawnTask's message, for the same reason.
+// panics with a message naming the function called, before anything runs
+// or is queued (TestNilArguments, TestNilTaskMessages,
+// TestNilTaskNamesTheFunction: Invoke, InvokeAction, InvokeSlice and
+// InvokeBothActions failed on a nil dereference before, on the caller or
+// in the pool). The inlined wrappers give the message of the forkjoin
+// function they are, for the same reason: Fork and InvokeBoth
+// ForkTask's and JoinTasks's ("forkjoin: ForkTask called with a nil
+// task"), Spawn, or a nil *forkjoin.Scope, SpawnTask's; ForkAction,
+// whose action ForkTask sees wrapped, forks it, and its Join re-panics
+// with the nil dereference as a *forkjoin.PanicError.
 package task

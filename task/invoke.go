@@ -13,9 +13,13 @@ import "github.com/magpie-go/magpie/forkjoin"
 // been removed unrun from the deque, then re-panics with a
 // *forkjoin.PanicError holding the original value and stack (the first in
 // argument order among those that panicked, as far as the halving can
-// tell). A task that has not started when a sibling panics never runs, as
-// Java's invokeAll cancels the rest (rayon's join, by contrast, runs both
-// sides). w must be the worker running the calling task.
+// tell). The panic drops the tasks still waiting where the panicking
+// task's worker forked them: each join on the way up removes its
+// un-stolen half unrun, as Java's invokeAll cancels the rest. A half that
+// another worker has stolen runs on to its end, its tasks that had not
+// started when the sibling panicked included, and InvokeAll waits for it
+// (TestInvokeAllStolenHalfRunsOn; rayon's join runs both sides always).
+// w must be the worker running the calling task.
 //
 // The variadic parameter is an interface, so the caller boxes each task
 // (an allocation for most struct types) and mixed task types are allowed.
@@ -28,7 +32,7 @@ func InvokeAll[T any](w *forkjoin.Worker, ts ...RecursiveTask[T]) []T {
 			panic("task: InvokeAll called with a nil task")
 		}
 	}
-	return InvokeSlice(w, ts)
+	return invokeSlice(w, ts)
 }
 
 // InvokeSlice is InvokeAll for a slice of tasks of one type R, which it
@@ -37,6 +41,16 @@ func InvokeAll[T any](w *forkjoin.Worker, ts ...RecursiveTask[T]) []T {
 // panic only after every task has finished or been abandoned unrun.
 func InvokeSlice[T any, R RecursiveTask[T]](w *forkjoin.Worker, ts []R) []T {
 	checkWorker(w, "InvokeSlice")
+	for _, t := range ts {
+		if any(t) == nil { // R an interface type: a nil one cannot be computed
+			panic("task: InvokeSlice called with a nil task")
+		}
+	}
+	return invokeSlice(w, ts)
+}
+
+// invokeSlice is InvokeSlice once w and the tasks are known not to be nil.
+func invokeSlice[T any, R RecursiveTask[T]](w *forkjoin.Worker, ts []R) []T {
 	out := make([]T, len(ts))
 	switch len(ts) {
 	case 0:
@@ -89,6 +103,9 @@ func InvokeBoth[A, B any, RA RecursiveTask[A], RB RecursiveTask[B]](w *forkjoin.
 // InvokeBothActions is InvokeBoth for two actions.
 func InvokeBothActions[A, B RecursiveAction](w *forkjoin.Worker, a A, b B) {
 	checkWorker(w, "InvokeBothActions")
+	if any(a) == nil || any(b) == nil { // wrapped in action, JoinTasks would not see it
+		panic("task: InvokeBothActions called with a nil action")
+	}
 	forkjoin.JoinTasks[struct{}, struct{}](w, action[A]{a}, action[B]{b})
 }
 

@@ -49,11 +49,17 @@ func ForkAction[A RecursiveAction](w *forkjoin.Worker, a A) *forkjoin.Future[str
 // one of p's tasks it runs t inline on the calling worker; inside a task,
 // calling t.Compute(w) directly says the same thing more plainly.
 func Invoke[T any, R RecursiveTask[T]](p *forkjoin.Pool, t R) T {
+	if any(t) == nil { // t.Compute would dereference it here
+		panic("task: Invoke called with a nil task")
+	}
 	return forkjoin.Run(p, t.Compute)
 }
 
 // InvokeAction is Invoke for a RecursiveAction.
 func InvokeAction[A RecursiveAction](p *forkjoin.Pool, a A) {
+	if any(a) == nil { // refused before the pool holds an action it cannot run
+		panic("task: InvokeAction called with a nil action")
+	}
 	forkjoin.Run(p, action[A]{a}.Compute)
 }
 
