@@ -101,6 +101,14 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // such started tasks beyond n while unstarted ones are ahead of them
 // (TestJoinedSubmissionsLeaveTheQueue). n <= 0 means unbounded, the
 // default.
+//
+// Known limit: only the pool's workers make room, so a task of the pool
+// that waits for room in its own full queue (Submit, ExecuteContext, an
+// Invoke from a goroutine the task waits for) waits for the other workers;
+// when every worker is such a task, the pool deadlocks
+// (TestMaxQueuedOwnTaskWaitsForRoomOnlyOthersMake shows the wait). From a
+// task, fork (Fork, Scope.Spawn), or use Execute, which fails at once with
+// ErrQueueFull.
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // blockWorkers occupies every worker of p until release is closed.
@@ -147,4 +149,30 @@ func TestSubmitWaitsForRoomAndClosedWakesWaiters(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a submitter waiting for room was not woken by Close")
 	}
+}
+
+// TestMaxQueuedOwnTaskWaitsForRoomOnlyOthersMake: a known limit, shown
+// (review rev15): a task of the pool that waits for room in the pool's own
+// full queue (ExecuteContext here; Submit waits the same way, without a
+// deadline) waits for its workers to take queued tasks; when every worker
+// is such a task, nothing ever takes one. On one worker with room for one
+// task: the queued task cannot start while its submitter's task runs, so
+// ExecuteContext returns only with its context's error, and the queued
+// task runs after the submitting task has returned.
+func TestMaxQueuedOwnTaskWaitsForRoomOnlyOthersMake(t *testing.T) {
+	p := New(WithParallelism(1), WithMaxQueued(1))
+	defer p.Close()
+	var ran atomic.Bool
+	var err error
+	testenv.Within(t, "ExecuteContext from the pool's own task", func() {
+		Invoke(p, func(*Worker) struct{} {
+			require.NoError(t, p.Execute(func(*Worker) { ran.Store(true) }))
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			err = p.ExecuteContext(ctx, func(*Worker) {})
+			return struct{}{}
+		})
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Eventually(t, ran.Load, 30*time.Second, time.Millisecond)
 }
