@@ -38,12 +38,8 @@ func goexitWhileStolenRuns(t *testing.T, p *forkjoin.Pool, fork func(w *forkjoin
 		finished.Store(true)
 	}
 	a := func(*forkjoin.Worker) {
-		deadline := time.Now().Add(time.Second)
-		for !started.Load() {
-			if time.Now().After(deadline) {
-				return // not stolen: this round does not count
-			}
-			runtime.Gosched()
+		if !waitBriefly(started.Load) {
+			return // not stolen: this round does not count
 		}
 		exited.Store(true)
 		runtime.Goexit()
@@ -65,6 +61,18 @@ func goexitWhileStolenRuns(t *testing.T, p *forkjoin.Pool, fork func(w *forkjoin
 	require.True(t, ok, "got %T (%v), want *forkjoin.PanicError", v, v)
 	require.ErrorIs(t, pe, forkjoin.ErrGoexit)
 	return true, finishedFirst
+}
+
+// waitBriefly polls cond for up to a second and reports whether it held: the
+// arrangements below give up a round (it does not count) rather than
+// wait for a steal that did not happen.
+func waitBriefly(cond func() bool) bool {
+	for deadline := time.Now().Add(time.Second); !cond(); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 // sleeperTask is a typed task for JoinTasks and SpawnTask running fn.
@@ -140,14 +148,6 @@ func TestNestedGoexitStillWaits(t *testing.T) {
 	rounds := 0
 	for attempt := 0; rounds < 3 && attempt < 30; attempt++ {
 		var bStarted, aExited, bBRan, bAFinished atomic.Bool
-		wait := func(cond func() bool) bool {
-			for deadline := time.Now().Add(time.Second); !cond(); runtime.Gosched() {
-				if time.Now().After(deadline) {
-					return false
-				}
-			}
-			return true
-		}
 		var v any
 		var finishedFirst bool
 		within(t, "Invoke whose Join unwinds twice", func() {
@@ -155,7 +155,7 @@ func TestNestedGoexitStillWaits(t *testing.T) {
 				forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
 					forkjoin.Join(w,
 						func(*forkjoin.Worker) struct{} {
-							if wait(bStarted.Load) {
+							if waitBriefly(bStarted.Load) {
 								aExited.Store(true)
 								runtime.Goexit()
 							}
@@ -163,12 +163,12 @@ func TestNestedGoexitStillWaits(t *testing.T) {
 						},
 						func(w2 *forkjoin.Worker) struct{} {
 							bStarted.Store(true)
-							if !wait(aExited.Load) || !wait(func() bool { return forkjoin.Asked(w2) }) {
+							if !waitBriefly(aExited.Load) || !waitBriefly(func() bool { return forkjoin.Asked(w2) }) {
 								return struct{}{}
 							}
 							forkjoin.Join(w2,
 								func(*forkjoin.Worker) struct{} {
-									wait(bBRan.Load)
+									waitBriefly(bBRan.Load)
 									time.Sleep(100 * time.Millisecond) // the old wait ended at bB's Goexit
 									bAFinished.Store(true)
 									return struct{}{}
@@ -224,14 +224,6 @@ func goexitSettleRunsOnlyItsComputation(t *testing.T, shape func(w *forkjoin.Wor
 	defer closePool(t, p)
 	q := forkjoin.New(forkjoin.WithParallelism(1))
 	defer closePool(t, q)
-	wait := func(cond func() bool) bool {
-		for deadline := time.Now().Add(time.Second); !cond(); runtime.Gosched() {
-			if time.Now().After(deadline) {
-				return false
-			}
-		}
-		return true
-	}
 	rounds := 0
 	for attempt := 0; rounds < 3 && attempt < 40; attempt++ {
 		var bStarted, inForeign, xStarted, xExited, yRan, yOnUnwindingStack, c1Done atomic.Bool
@@ -240,7 +232,7 @@ func goexitSettleRunsOnlyItsComputation(t *testing.T, shape func(w *forkjoin.Wor
 			defer close(c2)
 			defer func() { _ = recover() }() // x's Goexit, reported by fx.Join
 			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
-				if !wait(inForeign.Load) {
+				if !waitBriefly(inForeign.Load) {
 					return struct{}{}
 				}
 				fx := forkjoin.Fork(w, func(*forkjoin.Worker) int { // x
@@ -258,9 +250,9 @@ func goexitSettleRunsOnlyItsComputation(t *testing.T, shape func(w *forkjoin.Wor
 				})
 				// x taken by a thief: W1 asked for more, and the next fork
 				// publishes y (and z) to serve it.
-				wait(xStarted.Load)
+				waitBriefly(xStarted.Load)
 				fz := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 0 })
-				wait(c1Done.Load) // keep y on this deque until C1 is over, unless stolen
+				waitBriefly(c1Done.Load) // keep y on this deque until C1 is over, unless stolen
 				fz.Join(w)
 				fy.Join(w)
 				fx.Join(w)
@@ -272,11 +264,11 @@ func goexitSettleRunsOnlyItsComputation(t *testing.T, shape func(w *forkjoin.Wor
 				forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
 					shape(w,
 						func(*forkjoin.Worker) {
-							if wait(bStarted.Load) {
+							if waitBriefly(bStarted.Load) {
 								goexitMarkerA(func() {
 									forkjoin.Invoke(q, func(*forkjoin.Worker) struct{} {
 										inForeign.Store(true)
-										wait(xExited.Load)
+										waitBriefly(xExited.Load)
 										return struct{}{}
 									})
 								})
@@ -284,7 +276,7 @@ func goexitSettleRunsOnlyItsComputation(t *testing.T, shape func(w *forkjoin.Wor
 						},
 						func(*forkjoin.Worker) {
 							bStarted.Store(true)
-							wait(xExited.Load)
+							waitBriefly(xExited.Load)
 							time.Sleep(50 * time.Millisecond)
 						})
 					return struct{}{}
