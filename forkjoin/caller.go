@@ -84,6 +84,22 @@ func waitersOf(p *Pool) []*Pool {
 	return pools
 }
 
+// runHandler runs a user's handler (the panic handler, the slow-task
+// handler) on a goroutine of its own, registered as awaited by pools, and
+// returns once it has: a runtime.Goexit in it ends that goroutine alone,
+// a panic in it is dropped, and Close or Shutdown of those pools called
+// from it returns at once (see awaitedByGoroutine).
+func runHandler(pools []*Pool, handler func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		defer awaited(pools)()
+		handler()
+	}()
+	<-done
+}
+
 // awaited registers the calling goroutine as awaited by pools' workers
 // (see awaitedByGoroutine) until the returned function is called, on the
 // same goroutine.

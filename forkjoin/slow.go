@@ -99,12 +99,5 @@ func (p *Pool) watch(s *slowWatch) {
 // deadlock (TestSlowTaskHandlerCanClose). One goroutine per report: the
 // reports are rare, at most one per slow task.
 func (p *Pool) reportSlow(s *slowWatch, worker int, d time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { _ = recover() }()
-		defer awaited([]*Pool{p})()
-		s.handler(p, worker, d)
-	}()
-	<-done
+	runHandler([]*Pool{p}, func() { s.handler(p, worker, d) })
 }

@@ -162,15 +162,7 @@ func (e *execNode) complete(w *Worker) {
 // handler hung the same way (TestOtherPoolsHandlerCanCloseReporterPool).
 func (p *Pool) reportPanic(pe *PanicError) {
 	p.panics.Add(1)
-	waiting := waitersOf(p)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { _ = recover() }()
-		defer awaited(waiting)()
-		p.onPanic(pe)
-	}()
-	<-done
+	runHandler(waitersOf(p), func() { p.onPanic(pe) })
 }
 
 // Submit schedules fn on the pool from any goroutine and returns its

@@ -174,8 +174,8 @@ func (w *Worker) pop() *node {
 // wait, which may be a wait for one of them
 // (TestGetOfOwnForkInsideTaskPublishes). Owner only.
 func (w *Worker) publishTasks() {
-	if w.deque.Publish() && w.sleepers.Any() {
-		w.sleepers.WakeOne()
+	if w.deque.Publish() {
+		w.published()
 	}
 }
 
