@@ -1,6 +1,7 @@
 package forkjoin_test
 
 import (
+	"context"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -317,4 +318,99 @@ func onStack(name string) bool {
 			return false
 		}
 	}
+}
+
+// TestGoexitInForeignWaitWaitsForIt: a worker whose task waits for a task
+// of another pool (waitForeign) runs its own pool's tasks meanwhile, and
+// one of them may call runtime.Goexit, which unwinds the waiting task too.
+// The wait must not end with the unwinding while the other pool's task
+// still runs: the computation of the waiting task reports ErrGoexit only
+// once that task has finished, as a Join does for its stolen work (review
+// rev18 found it; the test failed on b33c5b7 for every way of waiting,
+// Invoke returning first). The task on q then submits to p, whose only
+// worker is unwinding: a compensating worker runs that task, not the
+// unwinding stack, where a task of another computation could wait for
+// what only the unwinding brings.
+func TestGoexitInForeignWaitWaitsForIt(t *testing.T) {
+	for name, wait := range foreignWaits {
+		t.Run(name, func(t *testing.T) {
+			require.False(t, goexitInForeignWait(t, wait), "a task of another computation ran on the unwinding stack")
+		})
+	}
+}
+
+// TestGoexitInForeignWaitNoSpareHelps: as TestGoexitInForeignWaitWaitsForIt
+// with no compensating worker allowed (WithMaxBlocked(-1)): the unwinding
+// worker, p's only one, runs the task that the task on q submits to p while
+// it waits, or both would wait for ever.
+func TestGoexitInForeignWaitNoSpareHelps(t *testing.T) {
+	for name, wait := range foreignWaits {
+		t.Run(name, func(t *testing.T) {
+			require.True(t, goexitInForeignWait(t, wait, forkjoin.WithMaxBlocked(-1)), "who else ran it?")
+		})
+	}
+}
+
+// foreignWaits are the ways a task waits for a task of another pool q,
+// running work there.
+var foreignWaits = map[string]func(w *forkjoin.Worker, q *forkjoin.Pool, work func()){
+	"Invoke": func(_ *forkjoin.Worker, q *forkjoin.Pool, work func()) {
+		forkjoin.Invoke(q, func(*forkjoin.Worker) struct{} { work(); return struct{}{} })
+	},
+	"InvokeContext": func(_ *forkjoin.Worker, q *forkjoin.Pool, work func()) {
+		_, _ = forkjoin.InvokeContext(context.Background(), q, func(*forkjoin.Worker) struct{} { work(); return struct{}{} })
+	},
+	"Submit.Join": func(w *forkjoin.Worker, q *forkjoin.Pool, work func()) {
+		forkjoin.Submit(q, func(*forkjoin.Worker) struct{} { work(); return struct{}{} }).Join(w)
+	},
+}
+
+// goexitInForeignWait runs the arrangement of the two tests above on a
+// pool p of one worker made with opts: p's task waits, by wait, for work
+// on q; the work submits to p a task that calls Goexit, which the waiting
+// worker runs, then sleeps, and then invokes a task on p. It requires
+// Invoke(p) to report ErrGoexit only after the work has finished, and
+// reports whether the last task ran on the stack that the Goexit unwound.
+func goexitInForeignWait(t *testing.T, wait func(w *forkjoin.Worker, q *forkjoin.Pool, work func()), opts ...forkjoin.Option) (onUnwindingStack bool) {
+	p := forkjoin.New(append([]forkjoin.Option{forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {})}, opts...)...)
+	defer closePool(t, p)
+	q := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, q)
+	var exited, finished, lastRan atomic.Bool
+	var v any
+	var finishedFirst bool
+	within(t, "Invoke whose task's foreign wait unwinds", func() {
+		v = recoverPanic(func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+				goexitMarkerA(func() {
+					wait(w, q, func() {
+						p.Execute(func(*forkjoin.Worker) { // run by the waiting worker
+							exited.Store(true)
+							runtime.Goexit()
+						})
+						if !waitBriefly(exited.Load) {
+							return // fails below
+						}
+						time.Sleep(100 * time.Millisecond) // the old wait ended at the Goexit
+						forkjoin.Invoke(p, func(*forkjoin.Worker) struct{} {
+							onUnwindingStack = onStack("goexitMarkerA")
+							lastRan.Store(true)
+							return struct{}{}
+						})
+						finished.Store(true)
+					})
+				})
+				return struct{}{}
+			})
+		})
+		finishedFirst = finished.Load()
+	})
+	require.True(t, exited.Load(), "the submitted task never ran")
+	pe, ok := v.(*forkjoin.PanicError)
+	require.True(t, ok, "got %T (%v), want *forkjoin.PanicError", v, v)
+	require.ErrorIs(t, pe, forkjoin.ErrGoexit)
+	require.True(t, finishedFirst, "Invoke returned while the task it waited for on another pool still ran")
+	require.True(t, lastRan.Load())
+	requireHealthy(t, p)
+	return onUnwindingStack
 }

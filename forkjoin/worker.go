@@ -343,19 +343,61 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 // pool that invokes w's pool in turn finds a worker (rayon's install does
 // the same). The price of running unrelated tasks on this stack is the one
 // waitUntil avoids inside a pool: one of them that calls runtime.Goexit
-// unwinds the waiting task too. A hook runs no task (WithWorkerHooks): a
-// worker in a hook waits as the hook's joins do, running only tasks of the
-// hook's own computation (TestHookForeignWaitRunsNoSubmission; it ran a
-// queued Execute inside the hook before).
+// unwinds the waiting task too; the wait then goes on in settleForeign, so
+// that the waiting task's computation does not report ErrGoexit while the
+// task on the other pool still runs (TestGoexitInForeignWaitWaitsForIt). A
+// hook runs no task (WithWorkerHooks): a worker in a hook waits as the
+// hook's joins do, running only tasks of the hook's own computation
+// (TestHookForeignWaitRunsNoSubmission; it ran a queued Execute inside the
+// hook before).
 func (w *Worker) waitForeign(l *latch) {
+	comp, group := w.comp, w.group
+	returned := false
+	defer func() {
+		if !returned { // a task run below called runtime.Goexit
+			w.settleForeign(l, comp, group)
+		}
+	}()
 	if w.inHook {
 		w.waitUntil(l, nil) // w.group is the hook's computation (callHook)
-		return
+	} else {
+		w.group = 0 // any task: see findHelp
+		w.waitUntil(l, nil)
+		w.group = group
 	}
-	saved := w.group
-	w.group = 0 // any task: see findHelp
-	w.waitUntil(l, nil)
-	w.group = saved
+	returned = true
+}
+
+// settleForeign is waitForeign's wait for l going on while the goroutine
+// unwinds from a runtime.Goexit of a task that the wait ran. w's
+// computation is stale (the Goexit skipped Worker.run's restoring it), so
+// it is set back to comp and group, the waiting task's. A task of another
+// computation run on the unwinding stack could wait for something only the
+// unwinding brings, so w does not help here when it need not: a
+// compensating worker takes its place, as in Block, and w blocks until l
+// is set (TestGoexitSettleRunsOnlyItsComputation arranges this). With none
+// free (WithMaxBlocked), w helps with any task of its pool as before: the
+// task on the other pool may be waiting for one, and only w may be left to
+// run it (TestGoexitInForeignWaitNoSpareHelps). Such a task may call
+// Goexit in turn: untilSettled waits again.
+func (w *Worker) settleForeign(l *latch, comp *computation, group uint64) {
+	w.comp, w.group = comp, group
+	if !w.inHook {
+		w.publishTasks() // the spare must see w's tasks: l's may wait for one
+		if spare := w.pool.startSpare(); spare != nil {
+			defer w.pool.retireSpare(spare)
+			l.await(nil)
+			return
+		}
+	}
+	untilSettled(func() {
+		w.comp, w.group = comp, group
+		if !w.inHook {
+			w.group = 0 // any task, as in waitForeign
+		}
+		w.waitUntil(l, nil)
+	})
+	w.group = group
 }
 
 // helpOrSnooze is one step of a worker waiting: it runs a task that may
