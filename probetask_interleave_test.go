@@ -593,9 +593,16 @@ func TestTaskProbeShareOnFullQueue(t *testing.T) {
 	var got []int
 	var v any
 	inTask(t, two, func(w *forkjoin.Worker) any {
-		// The queue is empty now (the task was taken): fill it.
-		assert.NoError(t, two.Execute(func(*forkjoin.Worker) {}))
-		assert.ErrorIs(t, two.Execute(func(*forkjoin.Worker) {}), forkjoin.ErrQueueFull)
+		// The queue is empty now (the task was taken): fill it from
+		// outside (a submission from the pool's own worker is not
+		// bounded: see forkjoin.WithMaxQueued).
+		errs := make(chan error, 2)
+		go func() {
+			errs <- two.Execute(func(*forkjoin.Worker) {})
+			errs <- two.Execute(func(*forkjoin.Worker) {})
+		}()
+		assert.NoError(t, <-errs)
+		assert.ErrorIs(t, <-errs, forkjoin.ErrQueueFull)
 		got, v = s.run(w, false, n, func(i int) {
 			if i == 0 {
 				assert.True(t, shareNow(&s.rangeSpec))

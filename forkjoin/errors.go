@@ -12,7 +12,9 @@ import (
 var ErrClosed = errors.New("forkjoin: pool is closed")
 
 // ErrQueueFull is returned by Execute when the pool was built with
-// WithMaxQueued and its submission queue is full.
+// WithMaxQueued and its submission queue is full; never to a submission
+// from one of the pool's own workers, which is not bounded (see
+// WithMaxQueued).
 var ErrQueueFull = errors.New("forkjoin: submission queue is full")
 
 // ErrInsidePool is wrapped by the error Pool.Shutdown returns when it is

@@ -124,6 +124,10 @@ type injector struct {
 	// wait for its context and for Close.
 	room     chan struct{}
 	closedCh <-chan struct{} // the pool's: closed by Close
+	// WithMaxQueued: submissions of the pool's own workers accepted past
+	// the bound, each owed a token (room.go). Written only while the
+	// queue is full.
+	owed atomic.Int64
 
 	levels [NumPriorities]queue
 
@@ -757,21 +761,20 @@ func (q *injector) pick(nonEmpty uint8) int {
 	return chosen
 }
 
-// acquireRoom takes a token of a bounded queue for one submission. When
-// the queue is full it fails with ErrQueueFull unless wait is set; then it
-// waits until ctx (nil: never) is done or the pool closes.
-func (q *injector) acquireRoom(ctx context.Context, wait bool, closed *atomic.Bool) error {
+// tryRoom takes a token of a bounded queue for one submission if one is
+// free, and reports whether it did.
+func (q *injector) tryRoom() bool {
 	select {
 	case q.room <- struct{}{}:
-		return nil
+		return true
 	default:
+		return false
 	}
-	if closed.Load() {
-		return ErrClosed
-	}
-	if !wait {
-		return ErrQueueFull
-	}
+}
+
+// awaitRoom blocks until it takes a token of a bounded queue, ctx (nil:
+// never) is done, or the pool closes.
+func (q *injector) awaitRoom(ctx context.Context) error {
 	select {
 	case q.room <- struct{}{}:
 		return nil
@@ -782,10 +785,20 @@ func (q *injector) acquireRoom(ctx context.Context, wait bool, closed *atomic.Bo
 	}
 }
 
-// releaseRoom returns the token of a submission that has started (or was
-// rejected after acquiring it) to a bounded queue.
+// releaseRoom gives back the room of a submission that has started (or was
+// rejected after acquiring it) to a bounded queue: a submission accepted
+// past the bound first, so that the queue is full again only once it holds
+// fewer than its bound (room.go). With owed at 0, every accepted
+// submission not yet given back holds a token, this one included, so the
+// receive does not block.
 func (q *injector) releaseRoom() {
-	if q.room != nil {
-		<-q.room
+	if q.room == nil {
+		return
 	}
+	for o := q.owed.Load(); o > 0; o = q.owed.Load() {
+		if q.owed.CompareAndSwap(o, o-1) {
+			return
+		}
+	}
+	<-q.room
 }

@@ -90,25 +90,26 @@ func WithPanicHandler(h func(*PanicError)) Option {
 	return func(c *config) { c.onPanic = h }
 }
 
-// WithMaxQueued bounds the submission queue (tasks submitted from outside
-// that have not started yet, all priorities together) to n, for servers
-// that must not let a backlog grow without bound. When it is full, Execute
-// fails at once with ErrQueueFull, ExecuteContext waits for room until its
-// context is done, and Submit and Invoke wait for room. Forks inside tasks
-// are never bounded. A submission run ahead of its turn by a task joining
-// its Future has started: it leaves the queue at once if it is at the
-// front of its level, else when the takes reach it, so the queue may hold
-// such started tasks beyond n while unstarted ones are ahead of them
-// (TestJoinedSubmissionsLeaveTheQueue). n <= 0 means unbounded, the
-// default.
+// WithMaxQueued bounds the submission queue (tasks submitted that have not
+// started yet, all priorities together) to n, for servers that must not
+// let a backlog grow without bound. When it is full, Execute fails at once
+// with ErrQueueFull, ExecuteContext waits for room until its context is
+// done, and Submit and Invoke wait for room. A submission run ahead of its
+// turn by a task joining its Future has started: it leaves the queue at
+// once if it is at the front of its level, else when the takes reach it,
+// so the queue may hold such started tasks beyond n while unstarted ones
+// are ahead of them (TestJoinedSubmissionsLeaveTheQueue). n <= 0 means
+// unbounded, the default.
 //
-// Known limit: only the pool's workers make room, so a task of the pool
-// that waits for room in its own full queue (Submit, ExecuteContext, an
-// Invoke from a goroutine the task waits for) waits for the other workers;
-// when every worker is such a task, the pool deadlocks
-// (TestMaxQueuedOwnTaskWaitsForRoomOnlyOthersMake shows the wait). From a
-// task, fork (Fork, Scope.Spawn), or use Execute, which fails at once with
-// ErrQueueFull.
+// The bound applies to submissions from outside the pool. Forks inside
+// tasks are never bounded, and neither are submissions made on the
+// goroutine of one of the pool's workers (from its tasks, say): on a full
+// queue they are accepted past n, which outside submitters then wait out. Only workers make room, so a task that waited for room
+// in its own pool deadlocked the pool once every worker did so
+// (TestMaxQueuedSubmissionTreeCompletes, TestMaxQueuedOwnTasksAreNotBounded).
+// The queue holds at most n plus what the pool's own tasks submitted. A
+// goroutine that a task waits for (Blocking's function run off the
+// worker, say) is not a worker and waits for room as any other.
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block

@@ -387,7 +387,7 @@ func (p *Pool) submit(ctx context.Context, n *node, wait bool) error {
 func (p *Pool) submitAt(ctx context.Context, n *node, act spawnAction, prio Priority, wait bool) error {
 	l := prio.level()
 	if p.inj.room != nil {
-		if err := p.inj.acquireRoom(ctx, wait, &p.closed); err != nil {
+		if err := p.acquireRoom(ctx, wait); err != nil {
 			return err
 		}
 	}

@@ -151,28 +151,90 @@ func TestSubmitWaitsForRoomAndClosedWakesWaiters(t *testing.T) {
 	}
 }
 
-// TestMaxQueuedOwnTaskWaitsForRoomOnlyOthersMake: a known limit, shown
-// (review rev15): a task of the pool that waits for room in the pool's own
-// full queue (ExecuteContext here; Submit waits the same way, without a
-// deadline) waits for its workers to take queued tasks; when every worker
-// is such a task, nothing ever takes one. On one worker with room for one
-// task: the queued task cannot start while its submitter's task runs, so
-// ExecuteContext returns only with its context's error, and the queued
-// task runs after the submitting task has returned.
-func TestMaxQueuedOwnTaskWaitsForRoomOnlyOthersMake(t *testing.T) {
+// TestMaxQueuedOwnTasksAreNotBounded: submissions from the pool's own
+// tasks are not bounded, as forks are not (room.go): a task of a
+// one-worker pool with room for one submits 20 tasks by Execute,
+// ExecuteContext and Submit without an error or a wait (on 5c45ab2 the
+// ExecuteContext waited for ever: only the task's own worker could make
+// room, and Execute failed with ErrQueueFull), while a submitter from
+// outside finds the queue full until it holds fewer than its bound again;
+// then every task has run once and the queue takes one again.
+func TestMaxQueuedOwnTasksAreNotBounded(t *testing.T) {
 	p := New(WithParallelism(1), WithMaxQueued(1))
 	defer p.Close()
-	var ran atomic.Bool
-	var err error
-	testenv.Within(t, "ExecuteContext from the pool's own task", func() {
-		Invoke(p, func(*Worker) struct{} {
-			require.NoError(t, p.Execute(func(*Worker) { ran.Store(true) }))
-			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-			defer cancel()
-			err = p.ExecuteContext(ctx, func(*Worker) {})
+	const n = 20
+	var ran [n]atomic.Int32
+	release := make(chan struct{})
+	var outsideErr error
+	testenv.Within(t, "own task submitting past a full queue", func() {
+		Invoke(p, func(w *Worker) struct{} {
+			for i := range n {
+				run := func(*Worker) int { ran[i].Add(1); return i }
+				switch i % 3 {
+				case 0:
+					require.NoError(t, p.Execute(func(w *Worker) { run(w) }))
+				case 1:
+					require.NoError(t, p.ExecuteContext(context.Background(), func(w *Worker) { run(w) }))
+				default:
+					_ = Submit(p, run)
+				}
+			}
+			require.EqualValues(t, n, p.Stats().Queued)
+			outsideErr = <-goErr(func() error { return p.Execute(func(*Worker) {}) })
+			go func() { // from outside, once the queue has room
+				err := p.ExecuteContext(context.Background(), func(*Worker) { close(release) })
+				if err != nil {
+					panic(err)
+				}
+			}()
 			return struct{}{}
 		})
+		<-release
 	})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Eventually(t, ran.Load, 30*time.Second, time.Millisecond)
+	require.ErrorIs(t, outsideErr, ErrQueueFull)
+	for i := range ran {
+		require.EqualValues(t, 1, ran[i].Load(), "task %d", i)
+	}
+	require.NoError(t, p.Execute(func(*Worker) {}))
+}
+
+// goErr runs fn on a goroutine of its own (not a worker) and delivers its
+// error.
+func goErr(fn func() error) <-chan error {
+	c := make(chan error, 1)
+	go func() { c <- fn() }()
+	return c
+}
+
+// TestMaxQueuedSubmissionTreeCompletes: tasks that submit their children to
+// their own pool's bounded queue and wait for them, a tree of 1+3+9+27+81
+// submissions through a queue of room 2 on 2 workers, complete. Every
+// worker waited for room in its own queue on 5c45ab2, and the tree hung;
+// so did a version that made room by running queued tasks on the waiting
+// worker (room.go).
+func TestMaxQueuedSubmissionTreeCompletes(t *testing.T) {
+	p := New(WithParallelism(2), WithMaxQueued(2))
+	defer p.Close()
+	var tree func(depth int) func(*Worker) int
+	tree = func(depth int) func(*Worker) int {
+		return func(w *Worker) int {
+			if depth == 0 {
+				return 1
+			}
+			var fs []*Future[int]
+			for range 3 {
+				fs = append(fs, Submit(p, tree(depth-1)))
+			}
+			sum := 1
+			for _, f := range fs {
+				sum += f.Join(w)
+			}
+			return sum
+		}
+	}
+	for range 5 {
+		testenv.Within(t, "a tree of submissions to its own bounded pool", func() {
+			require.Equal(t, 1+3+9+27+81, Invoke(p, tree(4)))
+		})
+	}
 }
