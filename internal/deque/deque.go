@@ -288,6 +288,13 @@ func (d *Deque[T]) PopPrivate() *T { return (*T)(d.c.popPrivate()) }
 // if a thief has asked for work and private elements remain, whether or
 // not it removed x, it publishes them and reports published, and the
 // caller should wake a sleeping worker if there is one. Owner only.
+//
+// forkjoin has not called it since b99e163 (a Join unwinding from a
+// Goexit now settles its fork as the panic path does, through unpushAfter
+// and Pop); it is kept, with its tests (TestPopIf, and an operation of
+// the model fuzz target FuzzSplitOwnerOps and of TestSplitConcurrentExactlyOnce), as the one
+// primitive that removes a known element without looking below it, which
+// an unpush of a single fork needs.
 func (d *Deque[T]) PopIf(x *T) (removed, published bool) { return d.c.popIf(unsafe.Pointer(x)) }
 
 // Poll removes and returns the top element (FIFO), or nil if the deque is
