@@ -27,7 +27,10 @@ type soakFailure struct{ what string }
 // random among fork/join computations (closures, typed, futures), Execute
 // bursts, Submit/Get, InvokeContext canceled at a random moment, scopes,
 // Block with short sleeps, injected panics, tasks that call
-// runtime.Goexit, and Broadcast. Every result is checked; every pool
+// runtime.Goexit, and Broadcast; two of the pools have a bounded submission
+// queue (WithMaxQueued), into which their own tasks submit trees of tasks
+// past the bound, and computations wait for a second pool while a
+// task they run calls runtime.Goexit. Every result is checked; every pool
 // is closed at the end and goleak (TestMain) checks that nothing is left.
 func TestSoak(t *testing.T) {
 	if *soak == 0 {
@@ -37,13 +40,19 @@ func TestSoak(t *testing.T) {
 	var ops, panics, cancels, executed atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
+	other := forkjoin.New(forkjoin.WithParallelism(2)) // the pool waited for (waitForeign)
+	defer other.Close()
 	for pi := 0; pi < 4; pi++ {
 		mode := forkjoin.LIFO
 		if pi%2 == 1 {
 			mode = forkjoin.FIFO
 		}
-		p := forkjoin.New(forkjoin.WithParallelism(1+pi), forkjoin.WithMode(mode),
-			forkjoin.WithMaxBlocked(4), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { panics.Add(1) }))
+		opts := []forkjoin.Option{forkjoin.WithParallelism(1 + pi), forkjoin.WithMode(mode),
+			forkjoin.WithMaxBlocked(4), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { panics.Add(1) })}
+		if pi >= 2 {
+			opts = append(opts, forkjoin.WithMaxQueued(8))
+		}
+		p := forkjoin.New(opts...)
 		var feeders sync.WaitGroup
 		for g := 0; g < 4; g++ {
 			feeders.Add(1)
@@ -51,7 +60,7 @@ func TestSoak(t *testing.T) {
 				defer feeders.Done()
 				rng := rand.New(rand.NewSource(seed))
 				for time.Now().Before(deadline) {
-					if err := soakOne(p, rng, &panics, &cancels, &executed); err != nil {
+					if err := soakOne(p, other, rng, &panics, &cancels, &executed); err != nil {
 						errs <- err
 						return
 					}
@@ -78,10 +87,14 @@ func TestSoak(t *testing.T) {
 		*soak, ops.Load(), panics.Load(), cancels.Load(), executed.Load())
 }
 
-func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic.Int64) error {
+// soakOne runs one random operation on p; other is a pool that p's tasks
+// wait for. Submissions from outside wait for room (p's queue may be
+// bounded): ExecuteContext, not Execute.
+func soakOne(p, other *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic.Int64) error {
 	n := 10 + rng.Intn(12)
 	want := fibSeq(n)
-	switch rng.Intn(11) {
+	bg := context.Background()
+	switch rng.Intn(13) {
 	case 0:
 		if got := forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return fibJoin(w, n) }); got != want {
 			return fmt.Errorf("Join fib(%d) = %d", n, got)
@@ -100,7 +113,7 @@ func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic
 		k := 1 + rng.Intn(200)
 		wg.Add(k)
 		for i := 0; i < k; i++ {
-			if err := p.Execute(func(*forkjoin.Worker) { executed.Add(1); wg.Done() }); err != nil {
+			if err := p.ExecuteContext(bg, func(*forkjoin.Worker) { executed.Add(1); wg.Done() }); err != nil {
 				return err
 			}
 		}
@@ -162,7 +175,7 @@ func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic
 		}
 		panics.Add(1)
 		if rng.Intn(4) == 0 {
-			if err := p.Execute(func(*forkjoin.Worker) { panic("execute") }); err != nil {
+			if err := p.ExecuteContext(bg, func(*forkjoin.Worker) { panic("execute") }); err != nil {
 				return err
 			}
 		}
@@ -210,7 +223,7 @@ func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic
 		if err, ok := v.(error); !ok || !errors.Is(err, forkjoin.ErrGoexit) {
 			return fmt.Errorf("Goexit in a joined task arrived as %v", v)
 		}
-		if err := p.Execute(func(*forkjoin.Worker) { executed.Add(1); runtime.Goexit() }); err != nil {
+		if err := p.ExecuteContext(bg, func(*forkjoin.Worker) { executed.Add(1); runtime.Goexit() }); err != nil {
 			return err
 		}
 	case 10:
@@ -218,6 +231,56 @@ func soakOne(p *forkjoin.Pool, rng *rand.Rand, panics, cancels, executed *atomic
 		forkjoin.Broadcast(p, func(*forkjoin.Worker) { ran.Add(1) })
 		if int(ran.Load()) != p.Parallelism() {
 			return fmt.Errorf("Broadcast ran %d calls on %d workers", ran.Load(), p.Parallelism())
+		}
+	case 11:
+		// A tree of tasks submitted by p's own tasks and joined: past the
+		// bound of a full queue (TestMaxQueuedSubmissionTreeCompletes).
+		var tree func(d int) func(*forkjoin.Worker) int
+		tree = func(d int) func(*forkjoin.Worker) int {
+			return func(w *forkjoin.Worker) int {
+				if d == 0 {
+					return 1
+				}
+				fs := make([]*forkjoin.Future[int], 3)
+				for i := range fs {
+					fs[i] = forkjoin.Submit(p, tree(d-1))
+				}
+				sum := 1
+				for _, f := range fs {
+					sum += f.Join(w)
+				}
+				return sum
+			}
+		}
+		if got := forkjoin.Invoke(p, tree(3)); got != 1+3+9+27 {
+			return fmt.Errorf("submission tree counted %d", got)
+		}
+	case 12:
+		// p's task waits for other; a task of p run meanwhile may call
+		// runtime.Goexit, which unwinds the waiting task: the Invoke
+		// reports it only once the work on other has finished
+		// (TestGoexitInForeignWaitWaitsForIt).
+		var finished atomic.Bool
+		v := recoverPanic(func() {
+			forkjoin.Invoke(p, func(*forkjoin.Worker) int {
+				return forkjoin.Invoke(other, func(*forkjoin.Worker) int {
+					if err := p.ExecuteContext(bg, func(*forkjoin.Worker) { executed.Add(1); runtime.Goexit() }); err != nil {
+						panic(err)
+					}
+					time.Sleep(time.Duration(rng.Intn(300)) * time.Microsecond)
+					finished.Store(true)
+					return 0
+				})
+			})
+		})
+		switch err, _ := v.(error); {
+		case v == nil:
+		case errors.Is(err, forkjoin.ErrGoexit):
+			if !finished.Load() {
+				return errors.New("Invoke reported a Goexit in a foreign wait before the awaited task finished")
+			}
+		default:
+			return fmt.Errorf("foreign wait with a Goexit arrived as %v", v)
 		}
 	}
 	return nil
