@@ -386,7 +386,10 @@ func (w *Worker) settleForeign(l *latch, comp *computation, group uint64) {
 		w.publishTasks() // the spare must see w's tasks: l's may wait for one
 		if spare := w.pool.startSpare(); spare != nil {
 			defer w.pool.retireSpare(spare)
-			l.await(nil)
+			untilSettled(func() {
+				w.comp, w.group = comp, group
+				w.blockSettling(l)
+			})
 			return
 		}
 	}
@@ -398,6 +401,33 @@ func (w *Worker) settleForeign(l *latch, comp *computation, group uint64) {
 		w.waitUntil(l, nil)
 	})
 	w.group = group
+}
+
+// blockSettling is settleForeign's wait behind a compensating worker: it
+// blocks w until l is set, running no task, but first flushes w's batch
+// of retired spawned tasks, whose scope may be what l's task waits for
+// (TestSettleForeignFlushesRetiredBatch), and, meanwhile, the Broadcast
+// shares posted to w, which only w runs, and which l's task may be
+// waiting for (TestSettleForeignRunsBroadcastShares). A share may call
+// runtime.Goexit: settleForeign's untilSettled waits again
+// (TestSettleForeignShareGoexitStillWaits). w sleeps on its token
+// without registering as a sleeper, so that no wake-up for work picks
+// it: l's set (addWaiter) and post give it a token.
+func (w *Worker) blockSettling(l *latch) {
+	w.flushRetired()
+	for !l.probe() {
+		if w.inbox.Load() != nil {
+			w.runShares()
+			continue
+		}
+		if _, ok := l.addWaiter(w); !ok {
+			break
+		}
+		if w.inbox.Load() != nil { // posted before addWaiter: its token may be spent
+			continue
+		}
+		w.sleepers.Sleep(w.index)
+	}
 }
 
 // helpOrSnooze is one step of a worker waiting: it runs a task that may
