@@ -186,3 +186,40 @@ func TestSettleForeignFlushesRetiredBatch(t *testing.T) {
 	require.Positive(t, rounds, "never arranged in 20 attempts")
 	requireHealthy(t, p)
 }
+
+// TestSettleForeignSlowReportsOnce: the slow-task handler reports the
+// waiting task once. The Goexit of the task run in the wait skipped its
+// endRoot, so while settleForeign waited, the watchdog saw that task,
+// finished, as still running, under a number not yet reported, and
+// reported the waiting task a second time (on 3fce050 two reports; on
+// b33c5b7 the wait ended with the Goexit, one).
+func TestSettleForeignSlowReportsOnce(t *testing.T) {
+	const threshold = 40 * time.Millisecond
+	var reports atomic.Int32
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}),
+		forkjoin.WithSlowTaskHandler(threshold, func(*forkjoin.Pool, int, time.Duration) { reports.Add(1) }))
+	defer closePool(t, p)
+	q := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, q)
+	var exited atomic.Bool
+	within(t, "Invoke whose foreign wait unwinds", func() {
+		_ = recoverPanic(func() {
+			forkjoin.Invoke(p, func(*forkjoin.Worker) struct{} {
+				waitUntil(t, "the waiting task reported", func() bool { return reports.Load() == 1 })
+				forkjoin.Invoke(q, func(*forkjoin.Worker) struct{} {
+					require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+						exited.Store(true)
+						runtime.Goexit()
+					}))
+					if waitBriefly(exited.Load) {
+						time.Sleep(8 * threshold) // the watchdog looks every threshold/4
+					}
+					return struct{}{}
+				})
+				return struct{}{}
+			})
+		})
+	})
+	require.True(t, exited.Load())
+	require.EqualValues(t, 1, reports.Load(), "the waiting task was reported more than once")
+}
