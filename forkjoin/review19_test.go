@@ -1,6 +1,7 @@
 package forkjoin_test
 
 import (
+	"context"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -222,4 +223,32 @@ func TestSettleForeignSlowReportsOnce(t *testing.T) {
 	})
 	require.True(t, exited.Load())
 	require.EqualValues(t, 1, reports.Load(), "the waiting task was reported more than once")
+}
+
+// TestMaxQueuedPanicHandlerSubmitDoesNotDeadlock: a panic handler that
+// resubmits to its own full pool. The worker that reported the panic waits
+// for the handler without running anything, so the handler waiting for
+// room waited for a take that only that worker, p's only one, could make:
+// the pool deadlocked (on 3fce050 the handler's ExecuteContext gave up
+// after two seconds with context.DeadlineExceeded).
+func TestMaxQueuedPanicHandlerSubmitDoesNotDeadlock(t *testing.T) {
+	var p *forkjoin.Pool
+	handlerErr := make(chan error, 1)
+	var retried atomic.Bool
+	p = forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxQueued(1),
+		forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			handlerErr <- p.ExecuteContext(ctx, func(*forkjoin.Worker) { retried.Store(true) })
+		}))
+	defer closePool(t, p)
+	var fillerRan atomic.Bool
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { fillerRan.Store(true) })) // the queue is full
+		panic("boom")
+	}))
+	var err error
+	within(t, "the panic handler's submission", func() { err = <-handlerErr })
+	require.NoError(t, err, "the panic handler waited for room that only the worker waiting for it could make")
+	waitUntil(t, "both tasks ran", func() bool { return fillerRan.Load() && retried.Load() })
 }
