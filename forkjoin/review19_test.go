@@ -252,3 +252,26 @@ func TestMaxQueuedPanicHandlerSubmitDoesNotDeadlock(t *testing.T) {
 	require.NoError(t, err, "the panic handler waited for room that only the worker waiting for it could make")
 	waitUntil(t, "both tasks ran", func() bool { return fillerRan.Load() && retried.Load() })
 }
+
+// TestSettleForeignNestedGoexitNoSpare: with no compensating worker, the
+// settling wait helps with any task of p, and one of those may call Goexit
+// in turn: the wait goes on (untilSettled), so Invoke still reports
+// ErrGoexit only after the task it waited for on q has finished.
+func TestSettleForeignNestedGoexitNoSpare(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(-1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	defer closePool(t, p)
+	var finished, second atomic.Bool
+	finishedFirst := goexitThenForeign(t, p, func() {
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+			second.Store(true)
+			runtime.Goexit()
+		}))
+		if waitBriefly(second.Load) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		finished.Store(true)
+	}, finished.Load)
+	require.True(t, second.Load(), "the second Goexit task never ran")
+	require.True(t, finishedFirst, "Invoke returned while the task it waited for on another pool still ran")
+	requireHealthy(t, p)
+}
