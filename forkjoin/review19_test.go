@@ -88,7 +88,7 @@ func TestSettleForeignRunsBroadcastShares(t *testing.T) {
 	}, nil)
 	require.True(t, broadcastReturned, "Broadcast to p did not return while p's worker waited in settleForeign")
 	require.EqualValues(t, 1, ran.Load())
-	requireHealthy(t, p)
+	requireHealthyAfterSpare(t, p)
 }
 
 // TestSettleForeignShareGoexitStillWaits: as above, and the share itself
@@ -109,7 +109,7 @@ func TestSettleForeignShareGoexitStillWaits(t *testing.T) {
 		finished.Store(true)
 	}, finished.Load)
 	require.True(t, finishedFirst, "Invoke returned while the task it waited for on another pool still ran")
-	requireHealthy(t, p)
+	requireHealthyAfterSpare(t, p)
 }
 
 // TestSettleForeignFlushesRetiredBatch: the waiting worker runs spawned
@@ -185,7 +185,7 @@ func TestSettleForeignFlushesRetiredBatch(t *testing.T) {
 		require.True(t, sFinished, "scope S did not finish while p's worker waited in settleForeign")
 	}
 	require.Positive(t, rounds, "never arranged in 20 attempts")
-	requireHealthy(t, p)
+	requireHealthyAfterSpare(t, p)
 }
 
 // TestSettleForeignSlowReportsOnce: the slow-task handler reports the
@@ -273,5 +273,5 @@ func TestSettleForeignNestedGoexitNoSpare(t *testing.T) {
 	}, finished.Load)
 	require.True(t, second.Load(), "the second Goexit task never ran")
 	require.True(t, finishedFirst, "Invoke returned while the task it waited for on another pool still ran")
-	requireHealthy(t, p)
+	requireHealthyAfterSpare(t, p)
 }
