@@ -108,11 +108,12 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // in its own pool deadlocked the pool once every worker did so
 // (TestMaxQueuedSubmissionTreeCompletes, TestMaxQueuedOwnTasksAreNotBounded).
 // The queue holds at most n plus what the pool's own tasks submitted.
-// Neither is a goroutine that one of the pool's workers waits for bounded
-// (the panic handler's, Blocking's function run off the worker, the
-// slow-task handler's: see Close): a panic handler that waited for room
-// deadlocked a pool whose other workers were busy, since the worker that
-// reported the panic waits for the handler
+// Nor are the submissions of the goroutines from which Close returns at
+// once, as from a task (see Close: the panic handler's, which the
+// reporting worker waits for, Blocking's function run off the worker, the
+// slow-task handler's): a panic handler that waited for room deadlocked a
+// pool whose other workers were busy, since the worker that reported the
+// panic waits for the handler
 // (TestMaxQueuedPanicHandlerSubmitDoesNotDeadlock).
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
