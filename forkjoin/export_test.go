@@ -40,3 +40,8 @@ func CallbacksOn[T any](f *Future[T]) int {
 	}
 	return len(l.wait.then)
 }
+
+// RoomOf reports the tokens held in p's bounded queue (WithMaxQueued) and
+// the owed units (room.go): their sum counts the accepted submissions not
+// yet claimed.
+func RoomOf(p *Pool) (tokens int, owed int64) { return len(p.inj.room), p.inj.owed.Load() }

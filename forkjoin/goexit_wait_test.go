@@ -411,6 +411,18 @@ func goexitInForeignWait(t *testing.T, wait func(w *forkjoin.Worker, q *forkjoin
 	require.ErrorIs(t, pe, forkjoin.ErrGoexit)
 	require.True(t, finishedFirst, "Invoke returned while the task it waited for on another pool still ran")
 	require.True(t, lastRan.Load())
-	requireHealthy(t, p)
+	requireHealthyAfterSpare(t, p)
 	return onUnwindingStack
+}
+
+// requireHealthyAfterSpare is requireHealthy once the compensating worker
+// that settleForeign started has exited: it is told to retire when the
+// wait ends, and exits asynchronously, so that Stats().Workers read at
+// once may still count it (under -race, 8 runs in 30 of
+// TestGoexitInForeignWaitWaitsForIt failed that way on 3fce050; review
+// rev19).
+func requireHealthyAfterSpare(t *testing.T, p *forkjoin.Pool) {
+	t.Helper()
+	waitUntil(t, "the compensating worker exited", func() bool { return p.Stats().Workers == p.Parallelism() })
+	requireHealthy(t, p)
 }

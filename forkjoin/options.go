@@ -107,9 +107,14 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // queue they are accepted past n, which outside submitters then wait out. Only workers make room, so a task that waited for room
 // in its own pool deadlocked the pool once every worker did so
 // (TestMaxQueuedSubmissionTreeCompletes, TestMaxQueuedOwnTasksAreNotBounded).
-// The queue holds at most n plus what the pool's own tasks submitted. A
-// goroutine that a task waits for (Blocking's function run off the
-// worker, say) is not a worker and waits for room as any other.
+// The queue holds at most n plus what the pool's own tasks submitted.
+// Nor are the submissions of the goroutines from which Close returns at
+// once, as from a task (see Close: the panic handler's, which the
+// reporting worker waits for, Blocking's function run off the worker, the
+// slow-task handler's): a panic handler that waited for room deadlocked a
+// pool whose other workers were busy, since the worker that reported the
+// panic waits for the handler
+// (TestMaxQueuedPanicHandlerSubmitDoesNotDeadlock).
 func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block

@@ -27,7 +27,8 @@ import "context"
 
 // acquireRoom takes room in the bounded queue for one submission. When the
 // queue is full, a submission from one of p's workers (a task, a hook)
-// owes a token; from elsewhere it fails with ErrQueueFull unless wait is
+// or a goroutine one of them waits for (see cannotWaitFor) owes a token;
+// from elsewhere it fails with ErrQueueFull unless wait is
 // set, and then it waits until ctx (nil: never) is done or the pool closes.
 func (p *Pool) acquireRoom(ctx context.Context, wait bool) error {
 	if p.inj.tryRoom() {
@@ -36,7 +37,12 @@ func (p *Pool) acquireRoom(ctx context.Context, wait bool) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	if w := callingWorker(); w != nil && w.pool == p {
+	// A goroutine that one of p's workers waits for without running
+	// anything (a panic handler: runHandler) must not wait either: with
+	// every other worker busy, that worker was the one to make room, and
+	// it waited for the handler (TestMaxQueuedPanicHandlerSubmitDoesNotDeadlock).
+	// cannotWaitFor tells both apart from the rest.
+	if cannotWaitFor(p) {
 		p.inj.owed.Add(1) // before the push: a claim may pay it back at once
 		return nil
 	}

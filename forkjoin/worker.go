@@ -352,10 +352,14 @@ func (w *Worker) waitUntil(l *latch, hint *node) {
 // hook before).
 func (w *Worker) waitForeign(l *latch) {
 	comp, group := w.comp, w.group
+	var slow slowState // WithSlowTaskHandler: the waiting task's (slow.go)
+	if w.pool.slow != nil {
+		slow = slowState{w.slowStart.Load(), w.slowTask.Load()}
+	}
 	returned := false
 	defer func() {
 		if !returned { // a task run below called runtime.Goexit
-			w.settleForeign(l, comp, group)
+			w.settleForeign(l, comp, group, slow)
 		}
 	}()
 	if w.inHook {
@@ -371,7 +375,10 @@ func (w *Worker) waitForeign(l *latch) {
 // settleForeign is waitForeign's wait for l going on while the goroutine
 // unwinds from a runtime.Goexit of a task that the wait ran. w's
 // computation is stale (the Goexit skipped Worker.run's restoring it), so
-// it is set back to comp and group, the waiting task's. A task of another
+// it is set back to comp and group, the waiting task's, and so is its
+// slow-task state (slow), which the Goexit of a submitted task left
+// naming that task as running: the watchdog reported the waiting task a
+// second time (TestSettleForeignSlowReportsOnce). A task of another
 // computation run on the unwinding stack could wait for something only the
 // unwinding brings, so w does not help here when it need not: a
 // compensating worker takes its place, as in Block, and w blocks until l
@@ -380,24 +387,60 @@ func (w *Worker) waitForeign(l *latch) {
 // task on the other pool may be waiting for one, and only w may be left to
 // run it (TestGoexitInForeignWaitNoSpareHelps). Such a task may call
 // Goexit in turn: untilSettled waits again.
-func (w *Worker) settleForeign(l *latch, comp *computation, group uint64) {
-	w.comp, w.group = comp, group
+func (w *Worker) settleForeign(l *latch, comp *computation, group uint64, slow slowState) {
+	restore := func() {
+		w.comp, w.group = comp, group
+		if w.pool.slow != nil {
+			w.setSlow(slow)
+		}
+	}
+	restore()
 	if !w.inHook {
 		w.publishTasks() // the spare must see w's tasks: l's may wait for one
 		if spare := w.pool.startSpare(); spare != nil {
 			defer w.pool.retireSpare(spare)
-			l.await(nil)
+			untilSettled(func() {
+				restore()
+				w.blockSettling(l)
+			})
 			return
 		}
 	}
 	untilSettled(func() {
-		w.comp, w.group = comp, group
+		restore()
 		if !w.inHook {
 			w.group = 0 // any task, as in waitForeign
 		}
 		w.waitUntil(l, nil)
 	})
 	w.group = group
+}
+
+// blockSettling is settleForeign's wait behind a compensating worker: it
+// blocks w until l is set, running no task, but first flushes w's batch
+// of retired spawned tasks, whose scope may be what l's task waits for
+// (TestSettleForeignFlushesRetiredBatch), and, meanwhile, the Broadcast
+// shares posted to w, which only w runs, and which l's task may be
+// waiting for (TestSettleForeignRunsBroadcastShares). A share may call
+// runtime.Goexit: settleForeign's untilSettled waits again
+// (TestSettleForeignShareGoexitStillWaits). w sleeps on its token
+// without registering as a sleeper, so that no wake-up for work picks
+// it: l's set (addWaiter) and post give it a token.
+func (w *Worker) blockSettling(l *latch) {
+	w.flushRetired()
+	for !l.probe() {
+		if w.inbox.Load() != nil {
+			w.runShares()
+			continue
+		}
+		if _, ok := l.addWaiter(w); !ok {
+			break
+		}
+		if w.inbox.Load() != nil { // posted before addWaiter: its token may be spent
+			continue
+		}
+		w.sleepers.Sleep(w.index)
+	}
 }
 
 // helpOrSnooze is one step of a worker waiting: it runs a task that may
