@@ -1,0 +1,254 @@
+package magpie
+
+import (
+	"errors"
+	"iter"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/testenv"
+)
+
+// keptYield is a seq that yields 0..n-1 and keeps its yield, so that a
+// test can call it after the loop that ranged over the seq has returned
+// (a misbehaving seq; the sequential range loop panics then).
+func keptYield(n int, kept *func(int) bool) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		*kept = yield
+		for i := range n {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// TestSeqYieldAfterReturnRunsNothing: a seq that calls yield after ForSeq
+// (or the range over MapSeq) has returned gets false, and the body (f)
+// does not run: a call of it after the helper returned is one the caller
+// can no longer order with its own code.
+func TestSeqYieldAfterReturnRunsNothing(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	for _, opts := range [][]Option{nil, {Grain(1)}, {Grain(4)}} {
+		var kept func(int) bool
+		var calls atomic.Int64
+		testenv.Within(t, "ForSeq", func() {
+			ForSeq(p, keptYield(10, &kept), func(int) { calls.Add(1) }, opts...)
+		})
+		require.Equal(t, int64(10), calls.Load())
+		var again []bool
+		testenv.Within(t, "yield after ForSeq", func() {
+			for i := range 20 {
+				again = append(again, kept(100+i))
+			}
+		})
+		time.Sleep(5 * time.Millisecond) // a chunk handed to the pool would run meanwhile
+		require.Equal(t, int64(10), calls.Load(), "opts %v: body ran after ForSeq returned", opts)
+		require.NotContains(t, again, true, "opts %v: yield after return", opts)
+
+		calls.Store(0)
+		got := 0
+		testenv.Within(t, "MapSeq", func() {
+			for range MapSeq(p, keptYield(10, &kept), func(x int) int { calls.Add(1); return x }, opts...) {
+				got++
+			}
+		})
+		require.Equal(t, 10, got)
+		again = again[:0]
+		testenv.Within(t, "yield after MapSeq", func() {
+			for i := range 20 {
+				again = append(again, kept(100+i))
+			}
+		})
+		time.Sleep(5 * time.Millisecond)
+		require.Equal(t, int64(10), calls.Load(), "opts %v: f ran after the range over MapSeq ended", opts)
+		require.NotContains(t, again, true, "opts %v: yield after return", opts)
+	}
+}
+
+// TestLongLoopOnPoolClosedMidLoop: a loop called from outside a pool that
+// is closed while the loop runs on the caller finishes every index once
+// on the caller, whatever its length, as a short loop does
+// (TestShortLoopOnClosedPool). A long loop (more than SequentialThreshold
+// indices) hands its rest to the pool itself once the probe's budget has
+// passed; on a closed pool that hand-over panicked with ErrClosed, after
+// part of the loop had run.
+func TestLongLoopOnPoolClosedMidLoop(t *testing.T) {
+	const n = 20 * SequentialThreshold
+	for _, l := range []struct {
+		name string
+		run  func(p *forkjoin.Pool, body func(i int)) any
+		want any
+	}{
+		{"For", func(p *forkjoin.Pool, body func(i int)) any {
+			out := make([]int, n)
+			For(p, n, func(i int) { body(i); out[i] = i })
+			return out
+		}, indices(n)},
+		{"Map", func(p *forkjoin.Pool, body func(i int)) any {
+			return Map(p, indices(n), func(i int) int { body(i); return i })
+		}, indices(n)},
+		{"Reduce", func(p *forkjoin.Pool, body func(i int)) any {
+			return Reduce(p, indices(n), 0, func(a, i int) int { body(i); return a + i }, add[int])
+		}, n * (n - 1) / 2},
+	} {
+		p := forkjoin.New(forkjoin.WithParallelism(2))
+		var calls atomic.Int64
+		var got any
+		var v any
+		testenv.Within(t, l.name, func() {
+			v = recoverValue(func() {
+				got = l.run(p, func(i int) {
+					calls.Add(1)
+					if i == 0 {
+						p.Close()
+					}
+					spinFor(time.Microsecond) // the probe's budget passes within its first batches
+				})
+			})
+		})
+		require.Nil(t, v, "%s: panicked", l.name)
+		require.Equal(t, l.want, got, l.name)
+		require.Equal(t, int64(n), calls.Load(), l.name)
+	}
+}
+
+// TestIndexFuncFirstMatchWhenLaterFinishesFirst: IndexFunc returns the
+// lowest match even when a higher one is found first, and the lower one's
+// predicate is still running then: from outside (the probe hands the rest
+// over while index 0 waits), inside a task (shared), and with Grain(1).
+func TestIndexFuncFirstMatchWhenLaterFinishesFirst(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	const n = 100
+	s := indices(n)
+	for _, opts := range [][]Option{nil, {Grain(1)}} {
+		for _, inside := range []bool{false, true} {
+			var late atomic.Bool
+			pred := func(x int) bool {
+				switch x {
+				case 0, 1:
+					// Lower matches: wait (bounded) until the high one is in.
+					for start := time.Now(); !late.Load() && time.Since(start) < 5*time.Millisecond; {
+						time.Sleep(10 * time.Microsecond)
+					}
+					return x == 1
+				case n - 10:
+					late.Store(true)
+					return true
+				}
+				return false
+			}
+			var got int
+			testenv.Within(t, "IndexFunc", func() {
+				if inside {
+					got = forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return IndexFunc(w, s, pred, opts...) })
+				} else {
+					got = IndexFunc(p, s, pred, opts...)
+				}
+			})
+			require.Equal(t, 1, got, "opts %v inside %v", opts, inside)
+		}
+	}
+}
+
+// TestGoexitOnCallerWaitsForHandedRest: a runtime.Goexit in the caller's
+// own index of a short loop whose rest went to the pool (from outside) or
+// was shared with a helper (inside a task) unwinds the caller only once no
+// other index runs.
+func TestGoexitOnCallerWaitsForHandedRest(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	for _, inside := range []bool{false, true} {
+		for _, n := range []int{2, 3, 50} {
+			var running, after atomic.Int32
+			g := newPairGate()
+			body := func(i int) {
+				running.Add(1)
+				defer running.Add(-1)
+				g.enter()
+				if i == 0 {
+					runtime.Goexit()
+				}
+				time.Sleep(time.Millisecond)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				defer func() { after.Store(running.Load()) }()
+				defer func() { _ = recover() }() // inside: the Goexit arrives as a *PanicError
+				if inside {
+					forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+						For(w, n, body)
+						return struct{}{}
+					})
+				} else {
+					For(p, n, body)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(testenv.HangTimeout):
+				t.Fatal("hung")
+			}
+			require.Zero(t, after.Load(), "inside %v n=%d: an index ran after the Goexit unwound For", inside, n)
+			require.False(t, g.hung.Load())
+		}
+	}
+}
+
+// TestReduceWithPanickingConstructorLater: newAcc panics only on a later
+// call (the handed rest's, a forked piece's, a helper's chunk): the caller
+// gets a *PanicError holding the value once nothing else runs.
+func TestReduceWithPanickingConstructorLater(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	boom := errors.New("boom")
+	for _, inside := range []bool{false, true} {
+		for _, n := range []int{2, 50, 5000} {
+			var made, running, after, started atomic.Int32
+			in := indices(n)
+			run := func(r forkjoin.Runner) {
+				defer func() { after.Store(running.Load()) }()
+				ReduceWith(r, in, func() int {
+					if made.Add(1) > 1 {
+						panic(boom)
+					}
+					return 0
+				}, func(a, x int) int {
+					running.Add(1)
+					defer running.Add(-1)
+					// The first two indices wait (bounded) for another to
+					// start, so that the loop goes parallel.
+					if started.Add(1) <= 2 {
+						for poll := 0; started.Load() < 2 && poll < 2000; poll++ {
+							time.Sleep(10 * time.Microsecond)
+						}
+					}
+					time.Sleep(time.Microsecond)
+					return a + x
+				}, add[int])
+			}
+			var v any
+			testenv.Within(t, "ReduceWith", func() {
+				v = recoverValue(func() {
+					if inside {
+						forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} { run(w); return struct{}{} })
+					} else {
+						run(p)
+					}
+				})
+			})
+			require.Zero(t, after.Load(), "inside %v n=%d", inside, n)
+			if made.Load() > 1 {
+				require.ErrorIs(t, asError(v), boom, "inside %v n=%d", inside, n)
+			}
+		}
+	}
+}
