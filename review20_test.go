@@ -1,13 +1,18 @@
 package magpie
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -249,6 +254,195 @@ func TestReduceWithPanickingConstructorLater(t *testing.T) {
 			if made.Load() > 1 {
 				require.ErrorIs(t, asError(v), boom, "inside %v n=%d", inside, n)
 			}
+		}
+	}
+}
+
+// TestNestedOtherPoolStopsBeforeReturn: loops nested in a loop's body,
+// the inner one on another pool, with a panic or a runtime.Goexit at one
+// inner index while other inner and outer indices run: the outer call
+// unwinds only once no index of either runs, from outside and inside a
+// task, for short and long loops.
+func TestNestedOtherPoolStopsBeforeReturn(t *testing.T) {
+	p1 := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p1.Close()
+	p2 := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p2.Close()
+	boom := errors.New("boom")
+	for _, how := range []string{"panic", "goexit", "error"} {
+		for _, inside := range []bool{false, true} {
+			for _, sizes := range [][2]int{{4, 50}, {3, 3000}, {2000, 4}} {
+				outerN, innerN := sizes[0], sizes[1]
+				var running, after atomic.Int32
+				var v any
+				var err error
+				bad := outerN/2*innerN + innerN/2
+				run := func(r forkjoin.Runner) {
+					defer func() { after.Store(running.Load()) }()
+					err = ForErr(r, outerN, func(i int) error {
+						return ForErr(p2, innerN, func(j int) error {
+							running.Add(1)
+							defer running.Add(-1)
+							spinFor(20 * time.Microsecond)
+							if i*innerN+j == bad {
+								switch how {
+								case "panic":
+									panic(boom)
+								case "goexit":
+									runtime.Goexit()
+								}
+								return boom
+							}
+							return nil
+						})
+					})
+				}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					defer func() { v = recover() }()
+					if inside {
+						forkjoin.Invoke(p1, func(w *forkjoin.Worker) struct{} { run(w); return struct{}{} })
+					} else {
+						run(p1)
+					}
+				}()
+				select {
+				case <-done:
+				case <-time.After(testenv.HangTimeout):
+					t.Fatal("hung")
+				}
+				name := fmt.Sprintf("%s inside=%v %dx%d", how, inside, outerN, innerN)
+				require.Zero(t, after.Load(), "%s: an inner index ran after the outer call unwound", name)
+				switch how {
+				case "error":
+					require.ErrorIs(t, err, boom, name)
+					require.Nil(t, v, name)
+				case "panic":
+					require.ErrorIs(t, asError(v), boom, name)
+				}
+			}
+		}
+	}
+}
+
+// TestCancelRacingShare: the computation's context (or ForContext's) is
+// canceled at a random moment of a short loop inside a task, around the
+// watcher's share: a call that returns normally ran every index exactly
+// once (ForContext: with a nil error), and no index runs after it returns.
+func TestCancelRacingShare(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	const n = 40
+	for round := range 300 {
+		ctx, cancel := context.WithCancel(context.Background())
+		hits := make([]atomic.Int32, n)
+		var running, after atomic.Int32
+		normal := false
+		var ferr error
+		useCtx := round%2 == 0
+		go func() {
+			spinFor(time.Duration(rand.IntN(150)) * time.Microsecond)
+			cancel()
+		}()
+		testenv.Within(t, "loop", func() {
+			if round%3 == 0 { // from outside: the probe's hand-over
+				useCtx = true
+				defer func() { after.Store(running.Load()) }()
+				ferr = ForContext(ctx, p, n, func(_ context.Context, i int) error {
+					running.Add(1)
+					defer running.Add(-1)
+					hits[i].Add(1)
+					spinFor(5 * time.Microsecond)
+					return nil
+				})
+				normal = true
+				return
+			}
+			_, _ = forkjoin.InvokeContext(ctx, p, func(w *forkjoin.Worker) struct{} {
+				defer func() { after.Store(running.Load()) }()
+				body := func(i int) {
+					running.Add(1)
+					defer running.Add(-1)
+					hits[i].Add(1)
+					spinFor(5 * time.Microsecond)
+				}
+				func() {
+					defer func() { _ = recover() }()
+					if useCtx {
+						ferr = ForContext(ctx, w, n, func(_ context.Context, i int) error { body(i); return nil })
+					} else {
+						For(w, n, body)
+					}
+					normal = true
+				}()
+				return struct{}{}
+			})
+		})
+		cancel()
+		require.Zero(t, after.Load(), "round %d", round)
+		for i := range hits {
+			require.LessOrEqual(t, hits[i].Load(), int32(1), "round %d index %d", round, i)
+		}
+		if normal && ferr == nil {
+			for i := range hits {
+				require.Equal(t, int32(1), hits[i].Load(), "round %d index %d: returned normally, index not run", round, i)
+			}
+		}
+	}
+}
+
+// TestLoopsRacingClose: loops from outside and inside tasks, short and
+// long, whose pool is closed at a random moment by another goroutine:
+// each runs every index exactly once and returns normally (a closed pool
+// leaves the rest to the caller), and nothing runs after it returns.
+func TestLoopsRacingClose(t *testing.T) {
+	for round := range 60 {
+		p := forkjoin.New(forkjoin.WithParallelism(2))
+		var wg sync.WaitGroup
+		for g := range 3 {
+			n := []int{30, 3000, 200}[g]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				hits := make([]atomic.Int32, n)
+				var running, after atomic.Int32
+				body := func(i int) {
+					running.Add(1)
+					defer running.Add(-1)
+					hits[i].Add(1)
+					spinFor(3 * time.Microsecond)
+				}
+				v := recoverValue(func() {
+					defer func() { after.Store(running.Load()) }()
+					if g == 2 {
+						// Inside a task, if the pool still accepts one.
+						defer func() {
+							if v := recover(); v != nil && v != forkjoin.ErrClosed {
+								panic(v)
+							} else if v != nil {
+								For(p, n, body) // refused: from outside instead
+							}
+						}()
+						forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} { For(w, n, body); return struct{}{} })
+						return
+					}
+					For(p, n, body)
+				})
+				assert.Nil(t, v, "round %d n=%d", round, n)
+				assert.Zero(t, after.Load(), "round %d n=%d", round, n)
+				for i := range hits {
+					if !assert.Equal(t, int32(1), hits[i].Load(), "round %d n=%d index %d", round, n, i) {
+						break
+					}
+				}
+			}()
+		}
+		spinFor(time.Duration(rand.IntN(300)) * time.Microsecond)
+		testenv.Within(t, "Close", p.Close)
+		testenv.Within(t, "loops", wg.Wait)
+		if t.Failed() {
+			return
 		}
 	}
 }
