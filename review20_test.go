@@ -232,11 +232,11 @@ func TestReduceWithPanickingConstructorLater(t *testing.T) {
 					// The first two indices wait (bounded) for another to
 					// start, so that the loop goes parallel.
 					if started.Add(1) <= 2 {
-						for poll := 0; started.Load() < 2 && poll < 2000; poll++ {
+						for start := time.Now(); started.Load() < 2 && time.Since(start) < 5*time.Millisecond; {
 							time.Sleep(10 * time.Microsecond)
 						}
 					}
-					time.Sleep(time.Microsecond)
+					spinFor(time.Microsecond)
 					return a + x
 				}, add[int])
 			}
