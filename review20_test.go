@@ -446,3 +446,31 @@ func TestLoopsRacingClose(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskSlotsHeldByEndedLoops: a short loop inside a task whose first
+// index waits until a second one has started goes parallel also right
+// after many quick short loops inside tasks. Each of those (Map makes a
+// record per call) left its record in a task slot until the watcher's
+// next tick, so within a tick taskSlots of them held every slot, and the
+// next loop found none and ran unwatched on its caller: its first index
+// waited until the hang limit.
+func TestTaskSlotsHeldByEndedLoops(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	in := ints(4)
+	for round := range 5 {
+		g := newPairGate()
+		var full bool
+		inTask(t, p, func(w *forkjoin.Worker) any {
+			for range 4 * taskSlots {
+				Map(w, in, func(x int) int { return x + 1 })
+			}
+			full = true
+			for i := range taskLoops {
+				full = full && taskLoops[i].rec.Load() != nil
+			}
+			return ForErr(w, 2, func(int) error { g.enter(); return nil })
+		})
+		require.False(t, g.hung.Load(), "round %d (every slot taken before the loop: %v)", round, full)
+	}
+}
