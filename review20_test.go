@@ -474,3 +474,44 @@ func TestTaskSlotsHeldByEndedLoops(t *testing.T) {
 		require.False(t, g.hung.Load(), "round %d (every slot taken before the loop: %v)", round, full)
 	}
 }
+
+// TestTaskSlotEvictionStress: loops inside tasks from several goroutines,
+// quick ones (a record per call, filling the slots) between For loops on
+// recycled specs whose indices now and then sleep, so that loops take the
+// slots of ended ones while those ones' callers reopen them: every index
+// runs exactly once (for -race).
+func TestTaskSlotEvictionStress(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	in := indices(5)
+	testenv.Within(t, "stress", func() {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for round := range 30 {
+					forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+						for range 20 {
+							out := Map(w, in, func(x int) int { return x + 1 })
+							assert.Equal(t, 5, out[4])
+						}
+						n := 10 + (g+round)%20
+						hits := make([]atomic.Int32, n)
+						For(w, n, func(i int) {
+							hits[i].Add(1)
+							if i%7 == 0 {
+								time.Sleep(100 * time.Microsecond)
+							}
+						})
+						for i := range hits {
+							assert.Equal(t, int32(1), hits[i].Load(), "g %d round %d index %d", g, round, i)
+						}
+						return struct{}{}
+					})
+				}
+			}()
+		}
+		wg.Wait()
+	})
+}
