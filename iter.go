@@ -382,10 +382,14 @@ func (s *seqRun[E, R]) drain(deliver func(c *seqChunk[E, R]) bool) {
 // the seq or in MapSeq's consumer) and waits for the chunks in flight, so
 // that no task runs the user's function once the call has returned. It
 // drops the recycled chunks: a no-op task still queued keeps s alive, not
-// the chunks' buffers.
+// the chunks' buffers. It leaves the loop stopped in every case, so that a
+// seq that calls yield after the call has returned (keeping yield is a
+// misuse; the range loop panics then) gets false and runs nothing: before,
+// body ran on the caller or a chunk was handed to the pool after ForSeq
+// had returned (TestSeqYieldAfterReturnRunsNothing, review rev20).
 func (s *seqRun[E, R]) cancel() {
+	s.stop.Store(true)
 	if len(s.ring) > 0 {
-		s.stop.Store(true)
 		s.drain(nil)
 	}
 	s.free, s.ring = nil, nil

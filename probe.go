@@ -200,7 +200,7 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 			if ps.rec.next.CompareAndSwap(int64(k), cursorClosed) {
 				closed = true
 				unregisterProbe(slot)
-				return runOnPool(s, p, k, n, acc)
+				return runOnPool(s, r, p, k, n, acc)
 			}
 			handed = true
 			break
@@ -218,11 +218,39 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 
 // runOnPool runs [lo, n) of s on p from acc, and waits. (Out of line so
 // that probeRun's variables are not captured by the closure, which would
-// move them to the heap on every call.)
-func runOnPool[A any](s *rangeSpec[A], p *forkjoin.Pool, lo, n int, acc A) A {
-	return forkjoin.Run(p, func(w *forkjoin.Worker) A {
+// move them to the heap on every call.) If p refuses the task (closed
+// meanwhile), the caller runs the rest itself, as it does for a rest the
+// watcher handed over (combineRest): Invoke's ErrClosed escaped raw before,
+// after part of the loop had run on the caller
+// (TestLongLoopOnPoolClosedMidLoop, review rev20).
+func runOnPool[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, lo, n int, acc A) A {
+	res, refused := invokeRest(s, p, lo, n, acc)
+	if !refused {
+		return res
+	}
+	if s.limit.reached(lo) {
+		return acc
+	}
+	return inlineLeaf(s, r, acc, lo, n)
+}
+
+// invokeRest is runOnPool's Invoke: refused reports that p refused the
+// task (Invoke panics with ErrClosed itself, having run nothing). A panic
+// of the rest's indices arrives as a *PanicError, also one holding
+// ErrClosed, and goes on (as in runRest).
+func invokeRest[A any](s *rangeSpec[A], p *forkjoin.Pool, lo, n int, acc A) (res A, refused bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if err, ok := v.(error); ok && err == forkjoin.ErrClosed {
+				refused = true
+				return
+			}
+			panic(v)
+		}
+	}()
+	return forkjoin.Invoke(p, func(w *forkjoin.Worker) A {
 		return rangeTask[A]{s, lo, n, acc}.Compute(w)
-	})
+	}), false
 }
 
 // combineRest waits for the rest the watcher handed over and returns acc

@@ -103,15 +103,24 @@ func startWatcher() {
 // the same worker) finds itself registered and pays one load; the watcher
 // clears the slots of records whose loop has ended at its next tick. A
 // worker looks from a slot of its own (four per worker index, for nested
-// loops), anyone else from a random one. If every slot holds another
-// loop, rec runs unwatched, on its caller.
+// loops), anyone else from a random one. If no slot is free, rec takes
+// one whose record's loop has ended (or is shared already), as the
+// watcher would clear it at its next tick: records of ended loops held
+// every slot after taskSlots quick loops within a tick (Map, Reduce, ...
+// make a record per call), and the next loop ran unwatched however long
+// it took (TestTaskSlotsHeldByEndedLoops, review rev20). If every slot
+// holds a running loop, rec runs unwatched, on its caller.
 //
 // The caller's open (a sequentially consistent store) comes before its
 // loads here, and the watcher's clearing CAS before its load of the
 // cursor (watchProbes): either the caller sees its record gone and
 // registers it again, or the watcher sees the cursor open and puts the
 // record back, possibly both (a record in two slots is harmless: the
-// second share attempt finds the cursor shared).
+// second share attempt finds the cursor shared). Taking an ended loop's
+// slot follows the watcher's protocol: the CAS that takes it comes before
+// the load of the evicted record's cursor, so if that record's caller has
+// opened a new loop meanwhile, either it sees its record gone and
+// registers it again, or it is put back here.
 func registerTask(rec *taskRecord, w *forkjoin.Worker) {
 	var first uint32
 	if w != nil {
@@ -129,6 +138,17 @@ func registerTask(rec *taskRecord, w *forkjoin.Worker) {
 				startWatcher()
 				return
 			}
+		}
+	}
+	for i := range uint32(taskSlots) {
+		slot := &taskLoops[(first+i)%taskSlots].rec
+		old := slot.Load()
+		if old != nil && !taskOpen(old.cur.Load()) && slot.CompareAndSwap(old, rec) {
+			if taskOpen(old.cur.Load()) {
+				placeTask(old)
+			}
+			startWatcher()
+			return
 		}
 	}
 }
