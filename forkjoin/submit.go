@@ -122,7 +122,10 @@ func (e *execNode) execute(w *Worker) {
 	finished := false
 	defer func() {
 		if !finished {
-			e.pool.reportPanic(CapturePanic(recover()))
+			v := recover()
+			if _, own := e.act.(goexitRecorder); !own || v != nil {
+				e.pool.reportPanic(CapturePanic(v))
+			}
 			e.complete(w)
 		}
 	}()
@@ -130,6 +133,12 @@ func (e *execNode) execute(w *Worker) {
 	finished = true
 	e.complete(w)
 }
+
+// goexitRecorder is an Execute action that records its own
+// runtime.Goexit where its submitter receives it (a Then stage completes
+// its Future with ErrGoexit): the panic handler, which takes only what
+// nobody receives, does not hear of it again (TestThenGoexitReportedOnce).
+type goexitRecorder interface{ recordsGoexit() }
 
 // complete tells the pool that e has completed (nobody waits for an
 // Execute task's latch) and puts e back on the free list of w, the worker

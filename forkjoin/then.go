@@ -128,8 +128,8 @@ func Then[T, U any](p *Pool, f *Future[T], fn func(w *Worker, v T) U) *Future[U]
 // however many canceled chains were made on it while it was pending
 // (TestCanceledStagesDoNotPileUpOnPendingSource).
 //
-// Known limits: a stage that calls runtime.Goexit completes with
-// ErrGoexit and is also reported to p's panic handler; an AnyOf that
+// A stage that calls runtime.Goexit completes with ErrGoexit, its one
+// report (TestThenGoexitReportedOnce). Known limit: an AnyOf that
 // completed keeps its callback on each source still pending, since that
 // callback reports the source's panic, which AnyOf drops, when it comes.
 func ThenContext[T, U any](ctx context.Context, p *Pool, f *Future[T], fn func(w *Worker, v T) U) *Future[U] {
@@ -203,8 +203,7 @@ func (s *stage[T, U]) start(src *cell[T], q *firing) {
 			return
 		}
 	}
-	v := src.result
-	if err := s.pool.submitAt(nil, nil, funcAction(func(w *Worker) { s.run(w, v) }), Normal, false); err != nil {
+	if err := s.pool.submitAt(nil, nil, &stageTask[T, U]{s, src.result}, Normal, false); err != nil {
 		s.complete(zeroU, err, nil, q)
 	}
 }
@@ -216,6 +215,16 @@ func (s *stage[T, U]) cancel() {
 		s.complete(zeroU, s.ctx.Err(), nil, nil)
 	}
 }
+
+// stageTask is a stage's task on its pool, an Execute action, which
+// records its own runtime.Goexit (goexitRecorder) in the stage's Future.
+type stageTask[T, U any] struct {
+	s *stage[T, U]
+	v T
+}
+
+func (t *stageTask[T, U]) Compute(w *Worker) { t.s.run(w, t.v) }
+func (t *stageTask[T, U]) recordsGoexit()    {}
 
 // run is the stage's task on s.pool. It completes the Future however fn
 // ends: returned, panicked, canceled, or runtime.Goexit (recorded as a

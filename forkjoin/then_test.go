@@ -658,3 +658,26 @@ func TestCombinatorsReportEachDroppedPanicOnce(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, int64(1), handled.Load(), "one dropped panic, reported %d times", handled.Load())
 }
+
+// TestThenGoexitReportedOnce: a stage that calls runtime.Goexit completes
+// its Future with ErrGoexit, and that is its one report: the panic
+// handler, which takes the panics nobody receives, hears nothing (it got
+// the Goexit a second time on 3fce050, since the stage runs as an Execute
+// task; a known limit until then). A stage's panic, delivered the same
+// way, never reached the handler.
+func TestThenGoexitReportedOnce(t *testing.T) {
+	var reported atomic.Int64
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { reported.Add(1) }))
+	defer closePool(t, p)
+	src := forkjoin.Submit(p, func(*forkjoin.Worker) int { return 1 })
+	exits := forkjoin.Then(p, src, func(*forkjoin.Worker, int) int { runtime.Goexit(); return 0 })
+	panics := forkjoin.Then(p, src, func(*forkjoin.Worker, int) int { panic("stage") })
+	_, err := get(t, exits)
+	require.ErrorIs(t, err, forkjoin.ErrGoexit)
+	_, err = get(t, panics)
+	var pe *forkjoin.PanicError
+	require.ErrorAs(t, err, &pe)
+	require.NoError(t, p.Shutdown(context.Background())) // every report has been made
+	require.Zero(t, reported.Load(), "a failure its Future delivers went to the panic handler too")
+	require.Zero(t, p.Stats().Panics)
+}
