@@ -157,7 +157,7 @@ func TestRev21HundredThousandStages(t *testing.T) {
 		src, release := gate(p, 0)
 		defer release()
 		f := src
-		for range n {
+		for range n / 20 { // every stage's AfterFunc is a goroutine: stay under -race's limit
 			f = forkjoin.ThenContext(ctx, p, f, func(_ *forkjoin.Worker, v int) int { return v + 1 })
 		}
 		cancel()
@@ -422,4 +422,99 @@ func TestRev21SubmitContextCanceledAtForkWaitsForEarlierFork(t *testing.T) {
 	}
 }
 
-var _ = errors.New
+// A fork's Future read with Get(ctx) whose ctx is canceled as the owner
+// joins, by goroutines and by a task of another computation joining it
+// (awaitFork from a worker), while the owner recycles cells; a panicking
+// fork joined twice re-panics with the same value each time.
+func TestRev21ForkGetCancelAndForeignJoinWhileRecycling(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer closePool(t, p)
+	within(t, "rounds", func() {
+		for round := range 300 {
+			var wg sync.WaitGroup
+			var joined *forkjoin.Future[int]
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				f := forkjoin.Fork(w, func(w *forkjoin.Worker) int {
+					if round%7 == 0 {
+						panic(round)
+					}
+					return round
+				})
+				ctx, cancel := context.WithCancel(context.Background())
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					v, err := f.Get(ctx)
+					switch {
+					case errors.Is(err, context.Canceled):
+					case round%7 == 0:
+						var pe *forkjoin.PanicError
+						assert.ErrorAs(t, err, &pe)
+					default:
+						assert.NoError(t, err)
+						assert.Equal(t, round, v)
+					}
+				}()
+				joined = forkjoin.Submit(p, func(w2 *forkjoin.Worker) int {
+					r := recoverPanic(func() { assert.Equal(t, round, f.Join(w2)) })
+					if round%7 == 0 {
+						var pe *forkjoin.PanicError
+						assert.ErrorAs(t, r.(error), &pe)
+					} else {
+						assert.Nil(t, r)
+					}
+					return 0
+				})
+				go cancel()
+				r1 := recoverPanic(func() { f.Join(w) })
+				r2 := recoverPanic(func() { f.Join(w) })
+				if round%7 == 0 {
+					assert.NotNil(t, r1)
+					assert.Same(t, r1.(*forkjoin.PanicError), r2.(*forkjoin.PanicError))
+				} else {
+					assert.Nil(t, r1)
+					assert.Nil(t, r2)
+				}
+				for k := range 40 {
+					g := forkjoin.Fork(w, func(*forkjoin.Worker) int { return k })
+					g.Join(w)
+				}
+				return 0
+			})
+			_, err := get(t, joined)
+			require.NoError(t, err)
+			wg.Wait()
+		}
+	})
+}
+
+// Join(w, a, b) inside a canceled SubmitContext: a unwinds at a fork after
+// the cancel while b, stolen, ignores the context; Get(Background) returns
+// only once b has stopped.
+func TestRev21JoinUnwindingWaitsForStolenSide(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(4))
+	defer closePool(t, p)
+	for range 5 {
+		var running, started atomic.Int32
+		ctx, cancel := context.WithCancel(context.Background())
+		f := forkjoin.SubmitContext(ctx, p, func(w *forkjoin.Worker) int {
+			a, b := forkjoin.Join(w, func(w *forkjoin.Worker) int {
+				forkjoin.Block(w, func() { <-ctx.Done() })
+				g := forkjoin.Fork(w, func(*forkjoin.Worker) int { return 1 }) // panics
+				return g.Join(w)
+			}, func(w *forkjoin.Worker) int {
+				running.Add(1)
+				started.Add(1)
+				defer running.Add(-1)
+				forkjoin.Block(w, func() { time.Sleep(30 * time.Millisecond) })
+				return 1
+			})
+			return a + b
+		})
+		waitUntil(t, "b started", func() bool { return started.Load() == 1 })
+		cancel()
+		_, err := get(t, f)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, int32(0), running.Load())
+	}
+}
