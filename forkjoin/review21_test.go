@@ -3,6 +3,7 @@ package forkjoin_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -367,8 +368,20 @@ func TestRev21SubmitContextForkedChildrenStopBeforeGet(t *testing.T) {
 // SubmitContext's Get, InvokeContext from outside and inline from a task of
 // the pool, and a ThenContext stage.
 func TestRev21SubmitContextCanceledAtForkWaitsForEarlierFork(t *testing.T) {
-	p := forkjoin.New(forkjoin.WithParallelism(4))
-	defer closePool(t, p)
+	// Room for spares: the tasks wait in Block, and the test cancels only
+	// once the first fork has started, which on one worker needs a spare.
+	for _, par := range []int{1, 2, 4} {
+		for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
+			t.Run(fmt.Sprintf("p=%d/%v", par, mode), func(t *testing.T) {
+				p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(mode), forkjoin.WithMaxBlocked(8))
+				defer closePool(t, p)
+				canceledAtForkWaits(t, p)
+			})
+		}
+	}
+}
+
+func canceledAtForkWaits(t *testing.T, p *forkjoin.Pool) {
 	callers := map[string]func(ctx context.Context, fn func(*forkjoin.Worker) int) error{
 		"SubmitContext": func(ctx context.Context, fn func(*forkjoin.Worker) int) error {
 			_, err := forkjoin.SubmitContext(ctx, p, fn).Get(context.Background())
@@ -392,7 +405,7 @@ func TestRev21SubmitContextCanceledAtForkWaitsForEarlierFork(t *testing.T) {
 	}
 	for name, call := range callers {
 		t.Run(name, func(t *testing.T) {
-			for range 5 {
+			for range 2 {
 				var running, started atomic.Int32
 				ctx, cancel := context.WithCancel(context.Background())
 				fn := func(w *forkjoin.Worker) int {
