@@ -531,3 +531,31 @@ func TestRev21JoinUnwindingWaitsForStolenSide(t *testing.T) {
 		require.Equal(t, int32(0), running.Load())
 	}
 }
+
+// A ThenContext stage canceled while it waits in p's queue behind a busy
+// worker completes with ctx.Err() once a worker takes it, without running
+// fn; chains on it see the same error.
+func TestRev21ThenContextCanceledWhileQueued(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1))
+	defer closePool(t, p)
+	for range 20 {
+		hold := make(chan struct{})
+		busy := forkjoin.Submit(p, func(*forkjoin.Worker) int { <-hold; return 0 }) // holds the only worker
+		ctx, cancel := context.WithCancel(context.Background())
+		src := forkjoin.Submit(forkjoin.Default(), func(*forkjoin.Worker) int { return 1 })
+		var ran atomic.Bool
+		st := forkjoin.ThenContext(ctx, p, src, func(_ *forkjoin.Worker, v int) int { ran.Store(true); return v })
+		next := forkjoin.Then(forkjoin.Default(), st, func(_ *forkjoin.Worker, v int) int { return v })
+		_, err := get(t, src)
+		require.NoError(t, err)
+		cancel()
+		close(hold)
+		_, err = get(t, st)
+		require.ErrorIs(t, err, context.Canceled)
+		require.False(t, ran.Load())
+		_, err2 := get(t, next)
+		require.Equal(t, err, err2)
+		_, err = get(t, busy)
+		require.NoError(t, err)
+	}
+}
