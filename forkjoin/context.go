@@ -14,6 +14,46 @@ type computation struct {
 	ctx      context.Context
 	canceled atomic.Bool // set once ctx is done
 	stop     func() bool // unregisters the context.AfterFunc
+	// running counts the tasks of the computation, its root excepted, that
+	// workers run through Worker.run (stolen, or taken by an idle worker):
+	// the tasks that can still run once the root has unwound. drained is
+	// the latch of a root waiting for running to drop to 0 (settle).
+	running atomic.Int64
+	drained atomic.Pointer[latch]
+}
+
+// leave ends a task counted in running, and wakes a settle waiting for the
+// last one. The decrement and the Swap are sequentially consistent, as are
+// settle's Store and load: either settle sees running at 0, or leave sees
+// its latch.
+func (c *computation) leave() {
+	if c.running.Add(-1) == 0 {
+		if l := c.drained.Swap(nil); l != nil {
+			l.set()
+		}
+	}
+}
+
+// settle is called on the root's worker w once the root task has returned
+// or unwound, before its outcome is published. If ctx is done, the root may
+// have unwound at a fork (checkCanceled) past Joins it never reached, while
+// tasks it forked before still run on other workers: settle waits, helping,
+// until none does, so that none can write to the caller's memory after the
+// call returns (TestRev21SubmitContextCanceledAtForkWaitsForEarlierFork).
+// A task that starts after the cancellation is skipped at its start, so
+// once running is 0 nothing of the computation does any more work.
+func (c *computation) settle(w *Worker) {
+	if c.ctx.Err() == nil {
+		return
+	}
+	for c.running.Load() != 0 {
+		l := &latch{}
+		c.drained.Store(l)
+		if c.running.Load() == 0 {
+			break
+		}
+		w.waitUntil(l, nil)
+	}
 }
 
 func newComputation(ctx context.Context) *computation {
@@ -78,7 +118,11 @@ func (w *Worker) unwindIfCanceled() { // kept out of line so checkCanceled inlin
 // InvokeContext returns only once fn has returned or unwound, and with it
 // every task fn joined: no task it waited for can still write to the
 // caller's memory, canceled or not. (A task forked and never joined is not
-// waited for, as with Invoke.) Such a fork still belongs to this
+// waited for, as with Invoke, unless ctx is done before fn completes: a
+// fork that unwinds the task skips the Joins after it, so InvokeContext
+// then also waits for every task of the computation already running on
+// another worker, joined or not:
+// TestRev21SubmitContextCanceledAtForkWaitsForEarlierFork.) Such a fork still belongs to this
 // computation if its Future outlives fn and is joined by a task outside
 // it: the task sees ctx in w.Context(), and once ctx is done it is skipped
 // if it has not started, and the Join re-panics with a *PanicError
@@ -140,12 +184,15 @@ func invokeInline[T any](ctx context.Context, w *Worker, fn func(*Worker) T) (re
 		w.comp = saved
 		if !finished {
 			if r := recover(); r != nil {
-				result, err = zero(result), c.outcome(CapturePanic(r))
+				pe := CapturePanic(r)
+				c.settle(w)
+				result, err = zero(result), c.outcome(pe)
 			} // else runtime.Goexit: let it unwind
 		}
 	}()
 	result = fn(w)
 	finished = true
+	c.settle(w)
 	if err = c.outcome(nil); err != nil {
 		result = zero(result)
 	}

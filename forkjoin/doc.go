@@ -111,7 +111,10 @@
 // of SubmitContext) up until it finishes, however long that takes: the
 // rule is that the call never returns while a task of its computation can
 // still write to the caller's memory. (A task forked and never joined is
-// not waited for, as with Invoke.) TestContextContract walks the first two
+// not waited for, as with Invoke, unless the context is done: then every
+// task of the computation already running on another worker is, since a
+// fork that unwinds its task skips the Joins after it:
+// TestRev21SubmitContextCanceledAtForkWaitsForEarlierFork.) TestContextContract walks the first two
 // rows from inside and outside the pool with tasks that cooperate, ignore
 // the context or panic; TestFutureGetContextBoundsOnlyTheWait,
 // TestExecuteContextBoundsOnlyTheWaitForRoom and

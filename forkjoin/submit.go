@@ -236,6 +236,9 @@ func (s *submission[T, C]) execute(w *Worker) {
 		if !finished {
 			s.err = CapturePanic(recover())
 			s.dropTask()
+			if s.scope != nil {
+				s.scope.settle(w)
+			}
 			s.complete()
 			w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
 		}
@@ -244,6 +247,9 @@ func (s *submission[T, C]) execute(w *Worker) {
 	s.result = s.task.Compute(w)
 	finished = true
 	s.dropTask()
+	if s.scope != nil {
+		s.scope.settle(w)
+	}
 	s.complete()
 	w.completed.Add(1)
 }

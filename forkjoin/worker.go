@@ -268,11 +268,25 @@ func (w *Worker) run(n *node) {
 	}
 	savedComp, savedGroup := w.comp, w.group
 	w.comp, w.group = n.comp, n.group
-	n.job.execute(w)
+	if c := n.comp; c != nil && !n.root {
+		w.runCounted(c, n)
+	} else {
+		n.job.execute(w)
+	}
 	w.comp, w.group = savedComp, savedGroup
 	if watched {
 		w.endRoot(outer)
 	}
+}
+
+// runCounted runs n, a task of the computation c other than its root,
+// counted in c.running while it runs (however it ends: a deferred call),
+// so that the root's completion can wait for it once c is canceled (see
+// computation.settle).
+func (w *Worker) runCounted(c *computation, n *node) {
+	c.running.Add(1)
+	defer c.leave()
+	n.job.execute(w)
 }
 
 // waitUntil is the one wait of a worker: it returns once l is set, and
