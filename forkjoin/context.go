@@ -56,6 +56,20 @@ func (c *computation) settle(w *Worker) {
 	}
 }
 
+// settleOn is settle for a root that is unwinding (a panic, or
+// runtime.Goexit) on w: w's computation may be stale (a Goexit skips
+// Worker.run's restoring it), so it is set to c and group, the root's,
+// for every wait; and a task the wait runs may call runtime.Goexit,
+// which unwinds the wait: untilSettled waits again, and the unwinding then
+// goes on past the caller, so what must follow the wait (completing the
+// root's Future) is in a deferred call (TestCanceledSettleSurvivesGoexit).
+func (c *computation) settleOn(w *Worker, group uint64) {
+	untilSettled(func() {
+		w.comp, w.group = c, group
+		c.settle(w)
+	})
+}
+
 func newComputation(ctx context.Context) *computation {
 	c := &computation{ctx: ctx}
 	c.stop = context.AfterFunc(ctx, func() { c.canceled.Store(true) })
@@ -180,19 +194,20 @@ func invokeInline[T any](ctx context.Context, w *Worker, fn func(*Worker) T) (re
 	saved := w.comp
 	w.comp = c
 	finished := false
+	group := w.group
+	defer func() { w.comp = saved }()
 	defer func() {
-		w.comp = saved
 		if !finished {
-			if r := recover(); r != nil {
-				pe := CapturePanic(r)
-				c.settle(w)
-				result, err = zero(result), c.outcome(pe)
+			r := recover()
+			c.settleOn(w, group) // a Goexit too: c's tasks must not outlive it
+			if r != nil {
+				result, err = zero(result), c.outcome(CapturePanic(r))
 			} // else runtime.Goexit: let it unwind
 		}
 	}()
 	result = fn(w)
+	c.settle(w) // before finished: see submission.execute
 	finished = true
-	c.settle(w)
 	if err = c.outcome(nil); err != nil {
 		result = zero(result)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -557,5 +558,61 @@ func TestRev21ThenContextCanceledWhileQueued(t *testing.T) {
 		require.Equal(t, err, err2)
 		_, err = get(t, busy)
 		require.NoError(t, err)
+	}
+}
+
+// TestCanceledSettleSurvivesGoexit: the root of a canceled computation
+// waits, helping, for its forks still running elsewhere (computation.settle);
+// a task the wait runs may call runtime.Goexit (here a Broadcast share
+// posted to the settling worker by the running fork), which unwinds the
+// wait. The root must still complete its Future once the fork has
+// finished, however it was unwinding: on the merge of rev21 the settle ran
+// inside the submission's deferred call (or after it had marked itself
+// finished), so the second Goexit skipped the completion and the caller
+// waited for ever.
+func TestCanceledSettleSurvivesGoexit(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(8), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	defer closePool(t, p)
+	for _, unwindAtFork := range []bool{true, false} {
+		for range 3 {
+			var rootIndex, aStarted, aRunning atomic.Int32
+			rootIndex.Store(-1)
+			ctx, cancel := context.WithCancel(context.Background())
+			fn := func(w *forkjoin.Worker) int {
+				rootIndex.Store(int32(w.Index()))
+				forkjoin.Fork(w, func(w *forkjoin.Worker) int {
+					aRunning.Add(1)
+					defer aRunning.Add(-1)
+					aStarted.Store(1)
+					forkjoin.Block(w, func() { <-ctx.Done(); time.Sleep(20 * time.Millisecond) }) // the root settles meanwhile
+					func() {
+						defer func() { _ = recover() }() // the share's Goexit, reported to a
+						forkjoin.Broadcast(w, func(w *forkjoin.Worker) {
+							if int32(w.Index()) == rootIndex.Load() {
+								runtime.Goexit()
+							}
+						})
+					}()
+					return 1
+				})
+				forkjoin.Block(w, func() { <-ctx.Done() })
+				if unwindAtFork {
+					forkjoin.Fork(w, func(*forkjoin.Worker) int { return 2 }) // panics: canceled
+				}
+				return 0 // a never joined: the canceled root waits for it all the same
+			}
+			go func() {
+				for aStarted.Load() == 0 {
+					time.Sleep(100 * time.Microsecond)
+				}
+				cancel()
+			}()
+			var err error
+			within(t, "SubmitContext whose settle unwinds", func() {
+				_, err = forkjoin.SubmitContext(ctx, p, fn).Get(context.Background())
+			})
+			require.Error(t, err)
+			require.Zero(t, aRunning.Load(), "the fork still runs after the call returned")
+		}
 	}
 }

@@ -236,20 +236,27 @@ func (s *submission[T, C]) execute(w *Worker) {
 		if !finished {
 			s.err = CapturePanic(recover())
 			s.dropTask()
+			// Deferred, so that it runs even if a task that the settle
+			// below runs calls runtime.Goexit, which unwinds this call
+			// too (TestCanceledSettleSurvivesGoexit).
+			defer func() {
+				s.complete()
+				w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
+			}()
 			if s.scope != nil {
-				s.scope.settle(w)
+				s.scope.settleOn(w, s.group)
 			}
-			s.complete()
-			w.completed.Add(1) // only w writes it; an atomic so that Stats reads it at any time
 		}
 	}()
 	w.checkCanceled()
 	s.result = s.task.Compute(w)
-	finished = true
-	s.dropTask()
 	if s.scope != nil {
+		// Before finished: a runtime.Goexit of a task the settle runs is
+		// then the deferred call's to complete (TestCanceledSettleSurvivesGoexit).
 		s.scope.settle(w)
 	}
+	finished = true
+	s.dropTask()
 	s.complete()
 	w.completed.Add(1)
 }
