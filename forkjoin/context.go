@@ -46,6 +46,14 @@ func (c *computation) settle(w *Worker) {
 	if c.ctx.Err() == nil {
 		return
 	}
+	// The AfterFunc that sets canceled runs on a goroutine of its own,
+	// maybe not yet: a task starting after settle saw running at 0 must
+	// see canceled all the same, or it runs after the call has returned
+	// (TestRev22ForkStartedAfterCanceledRootIsSkipped). The Store and the
+	// loads of running below pair with runCounted's Add and the task's
+	// checkCanceled: either settle sees the task counted, or the task sees
+	// canceled.
+	c.canceled.Store(true)
 	for c.running.Load() != 0 {
 		l := &latch{}
 		c.drained.Store(l)
