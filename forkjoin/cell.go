@@ -47,8 +47,11 @@ func (c *cell[T]) complete() {
 			c.result = zero
 		}
 	}
-	pool := c.pool
+	pool, scope := c.pool, c.scope
 	c.latch.set()
+	if scope != nil {
+		scope.ended.set() // wakes the root's joiners of its own computation
+	}
 	if pool != nil {
 		pool.rootDone()
 	}

@@ -20,6 +20,12 @@ type computation struct {
 	// the latch of a root waiting for running to drop to 0 (settle).
 	running atomic.Int64
 	drained atomic.Pointer[latch]
+	// ended is set once the root has run and either its Future has
+	// completed or the root settles canceled: a task of the computation
+	// joining its own root (a SubmitContext's Future) waits for it, and
+	// unwinds if the root settles, which waits for that task
+	// (TestRev22ForkJoiningItsRootAfterCancel).
+	ended latch
 }
 
 // leave ends a task counted in running, and wakes a settle waiting for the
@@ -54,6 +60,7 @@ func (c *computation) settle(w *Worker) {
 	// checkCanceled: either settle sees the task counted, or the task sees
 	// canceled.
 	c.canceled.Store(true)
+	c.ended.set() // after canceled: a task joining the root wakes and unwinds
 	for c.running.Load() != 0 {
 		l := &latch{}
 		c.drained.Store(l)
