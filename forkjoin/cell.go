@@ -47,8 +47,11 @@ func (c *cell[T]) complete() {
 			c.result = zero
 		}
 	}
-	pool := c.pool
+	pool, scope := c.pool, c.scope
 	c.latch.set()
+	if scope != nil {
+		scope.ended.set() // wakes the root's joiners of its own computation
+	}
 	if pool != nil {
 		pool.rootDone()
 	}
@@ -178,16 +181,31 @@ func (c *taskCell[T, C]) joinOwned(w *Worker, x *node) (T, error) {
 // own deque, records the outcome and completes the cell (a reader may be
 // waiting on it). A panic completes the cell with its *PanicError. The task
 // runs in the computation it was forked in, as Worker.run runs a stolen
-// one: skipped if that was canceled, and seeing its context.
+// one: skipped if that was canceled, and seeing its context. Run from
+// another computation than its own (a Future that left it, joined by its
+// owner in a task outside it), it is counted in its computation's running
+// as Worker.run counts a stolen task, so that the computation's canceled
+// root waits for it (computation.settle;
+// TestRev22ForkJoinedInlineFromAnotherComputationIsWaitedFor). From its
+// own computation it is not: the frame below it, one of the computation's,
+// already holds the root up.
 func (c *taskCell[T, C]) runInline(w *Worker) (r T, err error) {
 	savedComp, savedGroup := w.comp, w.group
 	w.comp, w.group = c.comp, c.group
+	comp := c.comp // read once: the cell is not read after its latch is set
+	counted := comp != nil && comp != savedComp
+	if counted {
+		comp.running.Add(1) // before checkCanceled: see settle
+	}
 	ran := false
 	defer func() {
 		w.comp, w.group = savedComp, savedGroup
 		if !ran {
 			err = c.failInline(recover())
 			r = c.result
+		}
+		if counted {
+			comp.leave() // after the cell completes, as in runCounted
 		}
 	}()
 	w.checkCanceled()

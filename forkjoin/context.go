@@ -20,6 +20,12 @@ type computation struct {
 	// the latch of a root waiting for running to drop to 0 (settle).
 	running atomic.Int64
 	drained atomic.Pointer[latch]
+	// ended is set once the root has run and either its Future has
+	// completed or the root settles canceled: a task of the computation
+	// joining its own root (a SubmitContext's Future) waits for it, and
+	// unwinds if the root settles, which waits for that task
+	// (TestRev22ForkJoiningItsRootAfterCancel).
+	ended latch
 }
 
 // leave ends a task counted in running, and wakes a settle waiting for the
@@ -46,6 +52,15 @@ func (c *computation) settle(w *Worker) {
 	if c.ctx.Err() == nil {
 		return
 	}
+	// The AfterFunc that sets canceled runs on a goroutine of its own,
+	// maybe not yet: a task starting after settle saw running at 0 must
+	// see canceled all the same, or it runs after the call has returned
+	// (TestRev22ForkStartedAfterCanceledRootIsSkipped). The Store and the
+	// loads of running below pair with runCounted's Add and the task's
+	// checkCanceled: either settle sees the task counted, or the task sees
+	// canceled.
+	c.canceled.Store(true)
+	c.ended.set() // after canceled: a task joining the root wakes and unwinds
 	for c.running.Load() != 0 {
 		l := &latch{}
 		c.drained.Store(l)

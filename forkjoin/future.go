@@ -191,6 +191,16 @@ func (f *Future[T]) joinOther(w *Worker) T {
 			case c.pool.claim(&c.node):
 				c.pool.inj.dropClaimed() // its slot leaves the queue now, not at the next take
 				w.run(&c.node)
+			case c.scope != nil && c.scope == w.comp:
+				// A task of the root's own computation: once canceled,
+				// the root settles, waiting for this task, before it
+				// completes. ended is set then too; the task unwinds
+				// (the Join would re-panic with ctx.Err() anyway).
+				w.waitUntil(&c.scope.ended, &c.node)
+				if !c.isDone() {
+					w.checkCanceled()
+					w.waitUntil(&c.latch, &c.node) // not reached: settle set canceled before ended
+				}
 			default:
 				w.waitUntil(&c.latch, &c.node)
 			}
