@@ -94,7 +94,7 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 	}
 	switch {
 	case inside:
-		caller.waitUntil(&b.done, nil)
+		b.waitInside(caller)
 	case caller != nil:
 		caller.waitForeign(&b.done) // a task of another pool: keep that pool going
 	default:
@@ -187,11 +187,39 @@ func (w *Worker) runOwnShare(s *share) {
 	goexit := true
 	defer func() {
 		if goexit {
-			w.waitUntil(&s.b.done, nil)
+			s.b.settle(w)
 		}
 	}()
 	w.runShare(s)
 	goexit = false
+}
+
+// waitInside is Broadcast's wait for its shares on w, the worker of the
+// calling task: it helps the caller's computation meanwhile, and a task
+// it runs may call runtime.Goexit, which unwinds the wait; the deferred
+// call then waits on (settle), so that Broadcast never unwinds while a
+// share still runs (TestBroadcastGoexitInWaitWaitsForShares failed on
+// 89bb899).
+func (b *broadcast) waitInside(w *Worker) {
+	waited := false
+	defer func() {
+		if !waited {
+			b.settle(w)
+		}
+	}()
+	w.waitUntil(&b.done, nil)
+	waited = true
+}
+
+// settle waits for b's shares on w, the calling task's worker, while it
+// unwinds from runtime.Goexit: with the caller's computation set again (a
+// Goexit skips Worker.run's restoring it), and again after a Goexit of a
+// task the wait runs (untilSettled).
+func (b *broadcast) settle(w *Worker) {
+	untilSettled(func() {
+		w.comp, w.group = b.comp, b.group
+		w.waitUntil(&b.done, nil)
+	})
 }
 
 // finishOne counts one share finished; the last one releases the pool's

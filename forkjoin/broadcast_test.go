@@ -368,3 +368,45 @@ func TestExitHookCallsIntoItsPool(t *testing.T) {
 		})
 	}
 }
+
+// TestBroadcastGoexitInWaitWaitsForShares: Broadcast from a task waits for
+// every share, helping its computation meanwhile, and a task it runs may
+// call runtime.Goexit, which unwinds the wait (review rev22's remark). It
+// must not unwind Broadcast while a share still runs: the enclosing Invoke
+// reports ErrGoexit only once the other worker's share has finished.
+// Arranged on two workers: the task forks x, which calls Goexit, and
+// broadcasts; the other worker's share sleeps, and the caller, its own
+// share done, runs x in its wait. Likewise when the caller's own share
+// calls Goexit (runOwnShare's wait) and a task run in that wait does too.
+func TestBroadcastGoexitInWaitWaitsForShares(t *testing.T) {
+	for _, ownShareExits := range []bool{false, true} {
+		p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+		var otherFinished, xRan atomic.Bool
+		var v any
+		var finishedFirst bool
+		within(t, "Invoke whose Broadcast wait unwinds", func() {
+			v = recoverPanic(func() {
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+					own := w.Index()
+					x := forkjoin.Fork(w, func(*forkjoin.Worker) int { xRan.Store(true); runtime.Goexit(); return 0 })
+					forkjoin.Broadcast(w, func(sw *forkjoin.Worker) {
+						if sw.Index() != own {
+							time.Sleep(100 * time.Millisecond) // the old wait ended at x's Goexit
+							otherFinished.Store(true)
+						} else if ownShareExits {
+							runtime.Goexit()
+						}
+					})
+					return x.Join(w)
+				})
+			})
+			finishedFirst = otherFinished.Load()
+		})
+		closePool(t, p)
+		pe, ok := v.(*forkjoin.PanicError)
+		require.True(t, ok, "got %T (%v)", v, v)
+		require.ErrorIs(t, pe, forkjoin.ErrGoexit)
+		require.True(t, xRan.Load() || ownShareExits, "x never ran")
+		require.True(t, finishedFirst, "Broadcast unwound while a share still ran (own share exits: %v)", ownShareExits)
+	}
+}
