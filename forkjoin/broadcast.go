@@ -212,14 +212,9 @@ func (b *broadcast) waitInside(w *Worker) {
 }
 
 // settle waits for b's shares on w, the calling task's worker, while it
-// unwinds from runtime.Goexit: with the caller's computation set again (a
-// Goexit skips Worker.run's restoring it), and again after a Goexit of a
-// task the wait runs (untilSettled).
+// unwinds from runtime.Goexit, in the caller's computation (untilSettled).
 func (b *broadcast) settle(w *Worker) {
-	untilSettled(func() {
-		w.comp, w.group = b.comp, b.group
-		w.waitUntil(&b.done, nil)
-	})
+	w.untilSettled(b.comp, b.group, func() { w.waitUntil(&b.done, nil) })
 }
 
 // finishOne counts one share finished; the last one releases the pool's

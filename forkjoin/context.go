@@ -72,17 +72,11 @@ func (c *computation) settle(w *Worker) {
 }
 
 // settleOn is settle for a root that is unwinding (a panic, or
-// runtime.Goexit) on w: w's computation may be stale (a Goexit skips
-// Worker.run's restoring it), so it is set to c and group, the root's,
-// for every wait; and a task the wait runs may call runtime.Goexit,
-// which unwinds the wait: untilSettled waits again, and the unwinding then
-// goes on past the caller, so what must follow the wait (completing the
-// root's Future) is in a deferred call (TestCanceledSettleSurvivesGoexit).
+// runtime.Goexit) on w, in the root's computation c and group, through
+// untilSettled: so what must follow the wait (completing the root's
+// Future) is in a deferred call (TestCanceledSettleSurvivesGoexit).
 func (c *computation) settleOn(w *Worker, group uint64) {
-	untilSettled(func() {
-		w.comp, w.group = c, group
-		c.settle(w)
-	})
+	w.untilSettled(c, group, func() { c.settle(w) })
 }
 
 func newComputation(ctx context.Context) *computation {

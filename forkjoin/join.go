@@ -82,38 +82,44 @@ func (w *Worker) abandonJoin(n *node, phase int, recovered any) {
 // run here joined it, before a nested Goexit: see untilSettled), hence the
 // check first.
 //
-// The wait helps n's computation only, as every join does. After a Goexit
-// w's computation may be stale: Worker.run sets it for each task it runs
-// and restores it when the task returns, which a Goexit skips, so w still
-// had the computation of the task that called Goexit, possibly another one
-// (a task run in waitForeign), and the wait ran that computation's tasks
-// on the unwinding stack (TestGoexitSettleRunsOnlyItsComputation). n's
-// node holds the Join's own.
+// The wait helps n's computation only, as every join does (untilSettled
+// sets it: n's node holds the Join's own).
 func (w *Worker) settleAbandoned(n *node) {
-	untilSettled(func() {
-		w.comp, w.group = n.comp, n.group
+	w.untilSettled(n.comp, n.group, func() {
 		if !n.isDone() && !w.unpushAfter(nil, n) {
 			w.waitUntil(&n.latch, n) // stolen: wait for the thief
 		}
 	})
 }
 
-// untilSettled calls settle, a wait of a goroutine that may be unwinding
-// from runtime.Goexit (a Join's or a scope's wait for its forked work),
-// until a call returns. A task that the wait runs meanwhile may call
-// runtime.Goexit in turn: Go lets a deferred call start a second Goexit,
-// which takes over the unwinding, and that unwinds the wait too; the
-// deferred call below then waits again, so that no depth of nested
-// Goexits leaves the forked work running after the frame that forked it
-// (TestNestedGoexitStillWaits). A panic cannot end the wait early: every
-// task the wait runs recovers its own.
-func untilSettled(settle func()) {
+// untilSettled calls settle, a wait on w of a goroutine that may be
+// unwinding from runtime.Goexit (a Join's, a scope's, a canceled root's,
+// a Broadcast's or a foreign wait's), until a call returns. A task that
+// the wait runs meanwhile may call runtime.Goexit in turn: Go lets a
+// deferred call start a second Goexit, which takes over the unwinding,
+// and that unwinds the wait too; the deferred call below then waits
+// again, so that no depth of nested Goexits leaves the awaited work
+// running after the frame that waits for it (TestNestedGoexitStillWaits).
+// A panic cannot end the wait early: every task the wait runs recovers
+// its own. Once the wait has returned, a Goexit that unwound it goes on
+// unwinding past untilSettled's caller, so what must follow the wait
+// belongs in a deferred call (TestCanceledSettleSurvivesGoexit).
+//
+// Before every call w's computation is set to comp and group, the
+// waiter's. After a Goexit it is stale: Worker.run sets it for each task
+// it runs and restores it when the task returns, which a Goexit skips, so
+// w still had the computation of the task that called Goexit, possibly
+// another one (a task run in waitForeign), and the wait ran that
+// computation's tasks on the unwinding stack
+// (TestGoexitSettleRunsOnlyItsComputation).
+func (w *Worker) untilSettled(comp *computation, group uint64, settle func()) {
 	settled := false
 	defer func() {
 		if !settled { // a task run by settle called runtime.Goexit
-			untilSettled(settle)
+			w.untilSettled(comp, group, settle)
 		}
 	}()
+	w.comp, w.group = comp, group
 	settle()
 	settled = true
 }

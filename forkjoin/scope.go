@@ -127,13 +127,8 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 				// The wait below would be skipped by the unwinding: wait
 				// here, so that no spawned task runs on after the scope
 				// (TestGoexitWaitsForStolenWork).
-				untilSettled(func() {
-					// w's computation may be the one of the task that
-					// called Goexit (see settleAbandoned): s's is the
-					// scope's caller's.
-					w.comp, w.group = s.comp, s.group
-					w.waitUntil(&s.done, nil)
-				})
+				// s's computation is the scope's caller's.
+				w.untilSettled(s.comp, s.group, func() { w.waitUntil(&s.done, nil) })
 			}
 		}()
 		body(s, w)

@@ -402,29 +402,28 @@ func (w *Worker) waitForeign(l *latch) {
 // run it (TestGoexitInForeignWaitNoSpareHelps). Such a task may call
 // Goexit in turn: untilSettled waits again.
 func (w *Worker) settleForeign(l *latch, comp *computation, group uint64, slow slowState) {
-	restore := func() {
-		w.comp, w.group = comp, group
+	restoreSlow := func() {
 		if w.pool.slow != nil {
 			w.setSlow(slow)
 		}
 	}
-	restore()
 	if !w.inHook {
 		w.publishTasks() // the spare must see w's tasks: l's may wait for one
 		if spare := w.pool.startSpare(); spare != nil {
 			defer w.pool.retireSpare(spare)
-			untilSettled(func() {
-				restore()
+			w.untilSettled(comp, group, func() {
+				restoreSlow()
 				w.blockSettling(l)
 			})
 			return
 		}
 	}
-	untilSettled(func() {
-		restore()
-		if !w.inHook {
-			w.group = 0 // any task, as in waitForeign
-		}
+	helpGroup := group // a hook helps only its own computation
+	if !w.inHook {
+		helpGroup = 0 // any task, as in waitForeign
+	}
+	w.untilSettled(comp, helpGroup, func() {
+		restoreSlow()
 		w.waitUntil(l, nil)
 	})
 	w.group = group
