@@ -74,17 +74,26 @@ func TestGoroutineKeyHoldsEveryGoroutineID(t *testing.T) {
 	assert.Equal(t, 8, int(unsafe.Sizeof(goroutineKey())))
 }
 
+// keepATaskRunning keeps a task running on a pool of its own until the test
+// and its deferred calls are over, so that callingWorker does the lookup
+// rather than answering from its gate (no task running anywhere).
+func keepATaskRunning(t *testing.T) {
+	busy := New(WithParallelism(1))
+	inTask, done := make(chan struct{}), make(chan struct{})
+	require.NoError(t, busy.Execute(func(*Worker) { close(inTask); <-done }))
+	<-inTask
+	t.Cleanup(func() {
+		close(done)
+		busy.Close()
+	})
+}
+
 // TestCallingWorkerForgetsExitedWorkers: a goroutine started after a pool's
 // workers exited may reuse one's runtime structure, and so its key; it must
 // not be taken for that worker. Another pool keeps a task running, so that
 // callingWorker does the lookup rather than answering from its gate.
 func TestCallingWorkerForgetsExitedWorkers(t *testing.T) {
-	busy := New(WithParallelism(1))
-	defer busy.Close()
-	inTask, done := make(chan struct{}), make(chan struct{})
-	require.NoError(t, busy.Execute(func(*Worker) { close(inTask); <-done }))
-	<-inTask
-	defer close(done)
+	keepATaskRunning(t)
 
 	for range 20 {
 		p := New(WithParallelism(4))

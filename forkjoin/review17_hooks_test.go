@@ -148,12 +148,7 @@ func TestBlockInsideBroadcast(t *testing.T) {
 // reuses an exited worker's g (many are started after a pool closes)
 // is no worker.
 func TestIdentityOfGoroutinesAroundTasks(t *testing.T) {
-	busy := New(WithParallelism(1))
-	defer busy.Close()
-	inTask, done := make(chan struct{}), make(chan struct{})
-	require.NoError(t, busy.Execute(func(*Worker) { close(inTask); <-done }))
-	<-inTask
-	defer close(done)
+	keepATaskRunning(t)
 
 	a := New(WithParallelism(2))
 	defer a.Close()
