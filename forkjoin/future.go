@@ -230,7 +230,11 @@ func (f *Future[T]) joinOther(w *Worker) T {
 // and would deadlock a pool whose other workers all wait for this one.
 // Before it blocks it makes the worker's private tasks stealable, as Block
 // does, so that an idle worker can run a fork that Get waits for
-// (TestGetOfOwnForkInsideTaskPublishes).
+// (TestGetOfOwnForkInsideTaskPublishes). A task of a SubmitContext's own
+// computation that Gets the root's Future unwinds, as at a fork, once the
+// computation is canceled, as Join does: the canceled root waits for the
+// tasks still running before its Future completes
+// (TestRev22ForkJoiningItsRootAfterCancel).
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {
@@ -238,7 +242,25 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	}
 	c := f.c
 	if !c.latch.probe() {
-		publishCaller() // Get inside a task blocks its worker: see publishCaller
+		if w := callingWorker(); w != nil {
+			// Get inside a task blocks its worker: make its private
+			// tasks stealable first, as publishCaller does.
+			w.publishTasks()
+			if c.scope != nil && c.scope == w.comp {
+				// A task of the root's own computation, as in joinOther:
+				// once canceled, the root settles, waiting for this
+				// task, before it completes. ended is set by the settle
+				// too; the task then unwinds as at a fork
+				// (TestRev22ForkJoiningItsRootAfterCancel, wait=get).
+				if !c.scope.ended.await(doneOf(ctx)) {
+					var zero T
+					return zero, ctx.Err()
+				}
+				if !c.isDone() {
+					w.checkCanceled() // settle set canceled before ended
+				}
+			}
+		}
 	}
 	if !c.latch.await(doneOf(ctx)) {
 		var zero T
