@@ -343,21 +343,42 @@ func TestForSeqNested(t *testing.T) {
 }
 
 // TestForSeqRefusedChunks: a pool that refuses chunks (a queue bounded by
-// WithMaxQueued, a closed pool) gets the chunks run by the caller.
+// WithMaxQueued, a pool closed while the loop runs) gets the chunks run
+// by the caller. (A pool already closed when the loop is called refuses
+// the call: TestClosedPoolRefusedByEveryHelper.)
 func TestForSeqRefusedChunks(t *testing.T) {
-	bounded := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxQueued(1))
-	defer bounded.Close()
-	closed := forkjoin.New(forkjoin.WithParallelism(2))
-	closed.Close()
-	for _, p := range []*forkjoin.Pool{bounded, closed} {
+	for _, kind := range []string{"bounded", "closing"} {
+		newPool := func() *forkjoin.Pool {
+			if kind == "bounded" {
+				return forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxQueued(1))
+			}
+			return forkjoin.New(forkjoin.WithParallelism(2))
+		}
+		// closeAt closes p when the seq yields element 10, on the caller.
+		closeAt := func(p *forkjoin.Pool, seq iter.Seq[int]) iter.Seq[int] {
+			return func(yield func(int) bool) {
+				for i := range seq {
+					if i == 10 && kind == "closing" {
+						p.Close()
+					}
+					if !yield(i) {
+						return
+					}
+				}
+			}
+		}
+		p := newPool()
 		var sum atomic.Int64
 		testenv.Within(t, "ForSeq on a refusing pool", func() {
-			ForSeq(p, (&seqProbe{}).seq(1000), func(i int) { sum.Add(int64(i)) }, Grain(3))
+			ForSeq(p, closeAt(p, (&seqProbe{}).seq(1000)), func(i int) { sum.Add(int64(i)) }, Grain(3))
 		})
-		require.EqualValues(t, 999*1000/2, sum.Load())
-		got := slices.Collect(MapSeq(p, (&seqProbe{}).seq(1000), func(i int) int { return i }, Grain(3)))
-		require.Equal(t, 1000, len(got))
-		require.True(t, slices.IsSorted(got))
+		require.EqualValues(t, 999*1000/2, sum.Load(), kind)
+		p.Close()
+		p = newPool()
+		got := slices.Collect(MapSeq(p, closeAt(p, (&seqProbe{}).seq(1000)), func(i int) int { return i }, Grain(3)))
+		require.Equal(t, 1000, len(got), kind)
+		require.True(t, slices.IsSorted(got), kind)
+		p.Close()
 	}
 }
 

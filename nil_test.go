@@ -12,10 +12,11 @@ import (
 	"github.com/magpie-go/magpie/forkjoin"
 )
 
-// nilRunnerCalls calls every helper that takes a Runner on r with n
+// runnerCalls calls every helper that takes a Runner on r with n
 // elements (or functions, for Do), and checks its result against the
-// sequential one.
-func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin.Runner) {
+// sequential one. Shared by the tests of what every helper does with an
+// odd Runner: nil, a nil *Worker, a closed pool.
+func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin.Runner) {
 	in := make([]int, n)
 	for i := range in {
 		in[i] = (i * 7919) % (n + 1)
@@ -237,7 +238,7 @@ func nilRunnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkj
 func TestNilPoolMeansDefault(t *testing.T) {
 	const n = 20000 // above every sequential cutoff with Grain(64), sorts included
 	var nilPool *forkjoin.Pool
-	for name, call := range nilRunnerCalls(t, n, Grain(64)) {
+	for name, call := range runnerCalls(t, n, Grain(64)) {
 		for _, r := range []forkjoin.Runner{nil, nilPool} {
 			t.Run(fmt.Sprintf("%s/%#v", name, r), func(t *testing.T) {
 				before := forkjoin.Default().Stats().Submitted
@@ -258,10 +259,35 @@ func TestNilPoolMeansDefault(t *testing.T) {
 func TestNilWorkerOneMessage(t *testing.T) {
 	var w *forkjoin.Worker
 	for _, n := range []int{0, 1, 10, 20000} {
-		for name, call := range nilRunnerCalls(t, n) {
+		for name, call := range runnerCalls(t, n) {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				require.PanicsWithValue(t, "magpie: "+name+" called with a nil *Worker", func() { call(w) })
 			})
+		}
+	}
+}
+
+// TestClosedPoolRefusedByEveryHelper: every helper given a closed pool
+// panics with forkjoin.ErrClosed itself (not wrapped), as Invoke does,
+// whatever the input size and options, before running anything. On
+// de64c83 a closed pool was refused or not depending on the path: a
+// short loop (n <= SequentialThreshold, no Grain) and a long loop without
+// a Grain ran on the caller, the same loops with a Grain panicked with
+// ErrClosed, and SortFunc and SortByKey panicked with a *PanicError
+// holding it. A pool closed while a helper runs does not fail it: the
+// caller runs what the pool refuses (TestLongLoopOnPoolClosedMidLoop,
+// TestLoopsRacingClose).
+func TestClosedPoolRefusedByEveryHelper(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	p.Close()
+	require.True(t, p.Closed())
+	for _, n := range []int{0, 1, 100, 5000} {
+		for _, opts := range [][]Option{nil, {Grain(16)}} {
+			for name, call := range runnerCalls(t, n, opts...) {
+				t.Run(fmt.Sprintf("%s/n=%d/grain=%v", name, n, opts != nil), func(t *testing.T) {
+					require.PanicsWithValue(t, forkjoin.ErrClosed, func() { call(p) })
+				})
+			}
 		}
 	}
 }

@@ -390,12 +390,25 @@ func runnerPool(r forkjoin.Runner) *forkjoin.Pool {
 
 // checkRunner panics if r holds a nil *forkjoin.Worker, with the message
 // every function of packages forkjoin, task and magpie gives for one (api
-// names the helper). Every helper calls it first, before its small-input
+// names the helper), and with forkjoin.ErrClosed, as Invoke does, if r is
+// a closed pool. Every helper calls it first, before its small-input
 // path, so that a typed nil is never read as Default() on one path and
-// rejected on another (TestNilWorkerOneMessage).
+// rejected on another (TestNilWorkerOneMessage), and a closed pool is
+// refused whatever the input's size and options, before anything runs
+// (TestClosedPoolRefusedByEveryHelper). A pool closed after this check
+// does not fail the call: the caller runs what the pool refuses
+// (TestLongLoopOnPoolClosedMidLoop), or, for a path that submits its
+// first task only now, the call panics with ErrClosed having run nothing.
 func checkRunner(api string, r forkjoin.Runner) {
-	if w, ok := r.(*forkjoin.Worker); ok && w == nil {
-		panic("magpie: " + api + " called with a nil *Worker")
+	switch r := r.(type) {
+	case *forkjoin.Worker:
+		if r == nil {
+			panic("magpie: " + api + " called with a nil *Worker")
+		}
+	case *forkjoin.Pool:
+		if r != nil && r.Closed() {
+			panic(forkjoin.ErrClosed)
+		}
 	}
 }
 
