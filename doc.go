@@ -16,10 +16,12 @@
 // Default(): every helper panics with "magpie: <helper> called with a nil
 // *Worker", whatever its input (TestNilPoolMeansDefault,
 // TestNilWorkerOneMessage). A closed pool refuses the call as Invoke
-// does: the helper panics with forkjoin.ErrClosed before running anything,
-// whatever its input and options; a pool closed while a helper runs does
-// not fail it, the caller runs what the pool refuses
-// (TestClosedPoolRefusedByEveryHelper, TestLoopsRacingClose). Results equal
+// does: called from outside it, the helper panics with forkjoin.ErrClosed
+// before running anything, whatever its input and options; called from
+// one of its own tasks, which the closing pool still runs, it runs. A
+// pool closed while a helper runs does not fail it: the caller runs what
+// the pool refuses (TestClosedPoolRefusedByEveryHelper,
+// TestLoopsRacingClose). Results equal
 // those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
 // package slices. A panic in a function passed to a helper reaches the

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/testenv"
 )
 
 // runnerCalls calls every helper that takes a Runner on r with n
@@ -277,12 +278,20 @@ func TestNilWorkerOneMessage(t *testing.T) {
 // holding it. A pool closed while a helper runs does not fail it: the
 // caller runs what the pool refuses (TestLongLoopOnPoolClosedMidLoop,
 // TestLoopsRacingClose).
+//
+// From a task the closing pool accepted before Close, the same calls with
+// the *Pool run and return the sequential results, as Invoke from one of
+// the pool's own tasks runs inline: the pool is finishing its accepted
+// work (case "own task"; it failed on 85170de, whose first version of the
+// check refused them too).
 func TestClosedPoolRefusedByEveryHelper(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	p.Close()
 	require.True(t, p.Closed())
-	for _, n := range []int{0, 1, 100, 5000} {
-		for _, opts := range [][]Option{nil, {Grain(16)}} {
+	sizes := []int{0, 1, 100, 5000}
+	grains := [][]Option{nil, {Grain(16)}}
+	for _, n := range sizes {
+		for _, opts := range grains {
 			for name, call := range runnerCalls(t, n, opts...) {
 				t.Run(fmt.Sprintf("%s/n=%d/grain=%v", name, n, opts != nil), func(t *testing.T) {
 					require.PanicsWithValue(t, forkjoin.ErrClosed, func() { call(p) })
@@ -290,4 +299,32 @@ func TestClosedPoolRefusedByEveryHelper(t *testing.T) {
 			}
 		}
 	}
+
+	t.Run("own task", func(t *testing.T) {
+		q := forkjoin.New(forkjoin.WithParallelism(2))
+		release := make(chan struct{})
+		var failed []string // written by the task only, read after Get
+		f := forkjoin.Submit(q, func(*forkjoin.Worker) int {
+			<-release
+			for _, n := range sizes[1:] { // n = 0: Min and Max panic on an empty list by design
+				for _, opts := range grains {
+					for name, call := range runnerCalls(t, n, opts...) {
+						if v := recoverValue(func() { call(q) }); v != nil {
+							failed = append(failed, fmt.Sprintf("%s/n=%d/grain=%v: %v", name, n, opts != nil, v))
+						}
+					}
+				}
+			}
+			return len(failed)
+		})
+		closed := make(chan struct{})
+		go func() { q.Close(); close(closed) }()
+		testenv.WaitUntil(t, "Close begun", q.Closed)
+		close(release)
+		var err error
+		testenv.Within(t, "the task on the closing pool", func() { _, err = f.Get(context.Background()) })
+		require.NoError(t, err)
+		require.Empty(t, failed[:min(len(failed), 5)], "%d calls failed", len(failed))
+		testenv.Within(t, "Close", func() { <-closed })
+	})
 }

@@ -390,11 +390,14 @@ func runnerPool(r forkjoin.Runner) *forkjoin.Pool {
 
 // checkRunner panics if r holds a nil *forkjoin.Worker, with the message
 // every function of packages forkjoin, task and magpie gives for one (api
-// names the helper), and with forkjoin.ErrClosed, as Invoke does, if r is
-// a closed pool. Every helper calls it first, before its small-input
-// path, so that a typed nil is never read as Default() on one path and
-// rejected on another (TestNilWorkerOneMessage), and a closed pool is
-// refused whatever the input's size and options, before anything runs
+// names the helper), and refuses a closed pool as Invoke does: with
+// forkjoin.ErrClosed, unless the caller is one of that pool's own tasks,
+// which the closing pool is still running and which may use it (Invoke
+// runs inline there, and so does the helper). Every helper calls it
+// first, before its small-input path, so that a typed nil is never read
+// as Default() on one path and rejected on another
+// (TestNilWorkerOneMessage), and a closed pool is refused whatever the
+// input's size and options, before anything runs
 // (TestClosedPoolRefusedByEveryHelper). A pool closed after this check
 // does not fail the call: the caller runs what the pool refuses
 // (TestLongLoopOnPoolClosedMidLoop), or, for a path that submits its
@@ -407,7 +410,10 @@ func checkRunner(api string, r forkjoin.Runner) {
 		}
 	case *forkjoin.Pool:
 		if r != nil && r.Closed() {
-			panic(forkjoin.ErrClosed)
+			// Invoke itself decides, at no cost on an open pool: it
+			// panics with ErrClosed, or runs this no-op inline on one of
+			// r's workers.
+			forkjoin.Invoke(r, func(*forkjoin.Worker) struct{} { return struct{}{} })
 		}
 	}
 }
