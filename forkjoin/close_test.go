@@ -240,3 +240,41 @@ func TestCloseEmptyPool(t *testing.T) {
 	within(t, "Close parked", p.Close)
 	goleak.VerifyNone(t, before)
 }
+
+// TestPoolClosed: Closed is false until Close or Shutdown begins and true
+// from then on, also seen from a task the closing pool still runs, which
+// may go on forking and calling Invoke (inline); the Default pool is
+// never closed.
+func TestPoolClosed(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	require.False(t, p.Closed())
+	release := make(chan struct{})
+	f := forkjoin.Submit(p, func(w *forkjoin.Worker) int {
+		<-release
+		if !p.Closed() {
+			return -1 // Closed false inside the drain
+		}
+		return forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return fibFork(w, 15) })
+	})
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	waitUntil(t, "Close begun", p.Closed)
+	require.ErrorIs(t, p.Execute(func(*forkjoin.Worker) {}), forkjoin.ErrClosed)
+	close(release)
+	var v int
+	var err error
+	within(t, "the task on the closing pool", func() { v, err = f.Get(context.Background()) })
+	require.NoError(t, err)
+	require.Equal(t, fibSeq(15), v)
+	within(t, "Close", func() { <-closed })
+	require.True(t, p.Closed())
+
+	q := forkjoin.New(forkjoin.WithParallelism(1))
+	require.NoError(t, q.Shutdown(context.Background()))
+	require.True(t, q.Closed())
+
+	forkjoin.Default().Close()
+	require.False(t, forkjoin.Default().Closed())
+	var nilPool *forkjoin.Pool
+	require.False(t, nilPool.Closed(), "nil means Default()")
+}
