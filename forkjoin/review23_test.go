@@ -387,17 +387,20 @@ func TestRev23CloseDuringScopes(t *testing.T) {
 }
 
 // TestRev23ForeignAndUnwindingSpawnStress: the ledger's exactly-once check
-// with spawns that cross pools and tasks that unwind. Tasks of a scope on
+// with spawns that cross pools (of the same mode or not) and tasks that
+// unwind. Tasks of a scope on
 // p call Invoke on q, whose task spawns into the scope from q's worker
 // (the task runs on q's deques, under the scope's foreign number) while
 // the p worker waits for it running any of p's tasks (waitForeign); some
 // tasks panic or call runtime.Goexit after spawning. RunScope returns
 // after every task ran exactly once, with the first unwinding reported.
 func TestRev23ForeignAndUnwindingSpawnStress(t *testing.T) {
+	modes := [][2]forkjoin.Mode{{forkjoin.LIFO, forkjoin.LIFO}, {forkjoin.FIFO, forkjoin.FIFO}, {forkjoin.LIFO, forkjoin.FIFO}, {forkjoin.FIFO, forkjoin.LIFO}}
 	for _, par := range []int{1, 2} {
-		for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
-			p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(mode))
-			q := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(mode))
+		for _, m := range modes {
+			mode := m[0]
+			p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(m[0]))
+			q := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(m[1]))
 			for round := range 2 {
 				for _, size := range []int{1, 33, 65, 300} {
 					l := &rev23Ledger{ran: make([]atomic.Int32, 1<<16), plain: make([]int64, 1<<16)}

@@ -198,7 +198,7 @@ func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
 // scope hold. A spawn needs the count raised before its node is pushed; to
 // spare a locked instruction (and, with two workers, a cache miss on a
 // line the finishing tasks write) per spawn, a task of the scope takes
-// spawnCredits at once and spends one per spawn (Worker.spawnScope). A
+// spawnCredits at once and spends one per spawn (Worker.frame). A
 // task returns its unspent credits with its own count when it finishes,
 // in one atomic add. Every credit belongs to a task of the scope that has
 // not finished, so pending reaches zero exactly when the body and every
