@@ -358,11 +358,13 @@ func TestRev23CloseDuringScopes(t *testing.T) {
 					for i := 0; ; i++ {
 						n := []int{1, 31, 33, 65, 1000}[(c+i)%5]
 						var ran atomic.Int64
+						plain := make([]int, n) // written plainly by the tasks, read after ScopeOn: -race checks the edge
 						v := recoverPanic(func() {
 							forkjoin.ScopeOn(p, func(s *forkjoin.Scope, w *forkjoin.Worker) {
-								for range n {
+								for j := range n {
 									s.Spawn(w, func(w *forkjoin.Worker) {
 										forkjoin.SpawnTask(s, w, countTask{&ran})
+										plain[j] = 1
 									})
 								}
 							})
@@ -373,7 +375,11 @@ func TestRev23CloseDuringScopes(t *testing.T) {
 							}
 							return
 						}
-						if ran.Load() != int64(n) {
+						sum := 0
+						for _, x := range plain {
+							sum += x
+						}
+						if ran.Load() != int64(n) || sum != n {
 							bad.Add(1)
 						}
 					}
@@ -469,5 +475,39 @@ func TestRev23ForeignAndUnwindingSpawnStress(t *testing.T) {
 			closePool(t, q)
 			closePool(t, p)
 		}
+	}
+}
+
+// TestRev23SpareRunsBlocksThenRetires: on one worker, a scope's body
+// spawns n tasks and blocks in Block until the compensating worker has run
+// them all (its batch of retired tasks unflushed as it runs them back to
+// back); Block returns, the compensating worker retires, and RunScope
+// returns: its batch was flushed before it left, or the count would stay
+// above zero for ever.
+func TestRev23SpareRunsBlocksThenRetires(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, p)
+	for _, n := range []int{1, 31, 32, 33, 63, 64, 65, 500} {
+		var ran atomic.Int64
+		var onSpare atomic.Int64
+		ok := true
+		within(t, "a scope whose tasks a compensating worker runs", func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+					for range n {
+						s.Spawn(w, func(w *forkjoin.Worker) {
+							if w.Index() >= p.Parallelism() {
+								onSpare.Add(1)
+							}
+							ran.Add(1)
+						})
+					}
+					forkjoin.Block(w, func() { ok = holdUntil(func() bool { return ran.Load() == int64(n) }) })
+				})
+				return 0
+			})
+		})
+		require.True(t, ok, "n=%d: the compensating worker did not run the spawned tasks", n)
+		require.Equal(t, int64(n), onSpare.Load(), "n=%d: every task ran on the compensating worker", n)
 	}
 }
