@@ -92,9 +92,10 @@ func (q *scopeQueue) pop() func(*Worker) {
 // task spawned in the scope, directly or from other spawned tasks, has
 // finished. While it waits, w helps run them (and any other work of the
 // pool). If any of them panicked, RunScope re-panics with the first
-// *PanicError after all have finished. If body calls runtime.Goexit,
-// RunScope likewise waits for every spawned task before the goroutine
-// unwinds further (TestGoexitWaitsForStolenWork).
+// *PanicError after all have finished. If body, or a task that RunScope
+// runs while it waits, calls runtime.Goexit, RunScope likewise waits for
+// every spawned task before the goroutine unwinds further
+// (TestGoexitWaitsForStolenWork, TestRev23GoexitInScopeWaitWaitsForSpawned).
 //
 // Every spawned task runs in the computation RunScope was called in (see
 // InvokeContext): w.Err and w.Context report that one's context, and only
@@ -134,7 +135,19 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 		body(s, w)
 		finished = true
 	}()
+	// A task this wait runs (one of s's, or any of the computation's) may
+	// call runtime.Goexit, which unwinds RunScope too: the deferred call
+	// waits again, so that no spawned task runs on after the scope
+	// (TestRev23GoexitInScopeWaitWaitsForSpawned; before, RunScope unwound
+	// at once while another worker still ran a spawned task).
+	waited := false
+	defer func() {
+		if !waited {
+			w.untilSettled(s.comp, s.group, func() { w.waitUntil(&s.done, nil) })
+		}
+	}()
 	w.waitUntil(&s.done, nil)
+	waited = true
 	if pe := s.panic.Load(); pe != nil {
 		panic(pe)
 	}
@@ -185,7 +198,7 @@ func (s *Scope) recordPanic(pe *PanicError) { s.panic.CompareAndSwap(nil, pe) }
 // scope hold. A spawn needs the count raised before its node is pushed; to
 // spare a locked instruction (and, with two workers, a cache miss on a
 // line the finishing tasks write) per spawn, a task of the scope takes
-// spawnCredits at once and spends one per spawn (Worker.spawnScope). A
+// spawnCredits at once and spends one per spawn (Worker.frame). A
 // task returns its unspent credits with its own count when it finishes,
 // in one atomic add. Every credit belongs to a task of the scope that has
 // not finished, so pending reaches zero exactly when the body and every
