@@ -1,0 +1,84 @@
+package forkjoin
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestRev24AgingBoundEveryLevel (review rev24): the starvation bound of
+// "Priorities" (docs/design.md), checked take by take on the injector
+// itself, for every level at once rather than for a lone Background task:
+// with random arrivals at the three levels (mostly Urgent, and bursts of
+// Normal so that Normal and Background come due together), the oldest task
+// of each non-empty level is passed over by at most aging+1 takes, for
+// aging 1 to 8; within a level, takes return slots in order; no take
+// returns nothing while a task is queued; and the queued counts (Stats'
+// Queued*) match the model at every step and end at 0.
+func TestRev24AgingBoundEveryLevel(t *testing.T) {
+	for aging := 1; aging <= 8; aging++ {
+		rng := rand.New(rand.NewSource(int64(aging)))
+		q := newInjector(config{aging: aging, agingSet: true}, nil)
+		var (
+			pushed, taken [NumPriorities]uint64
+			passes        [NumPriorities]int // passes of each level's oldest task
+			worst         int
+		)
+		for step := range 20_000 {
+			// Arrivals: Urgent at most steps, Normal in bursts, Background
+			// now and then; the queue grows and drains so that levels empty
+			// and refill (resetting the counts) across block boundaries.
+			arrive := func(l, n int) {
+				for range n {
+					q.push(l, nil, &node{})
+					pushed[l]++
+				}
+			}
+			if rng.Intn(4) != 0 {
+				arrive(0, rng.Intn(3))
+			}
+			if rng.Intn(50) == 0 {
+				arrive(1, 1+rng.Intn(40))
+			}
+			if rng.Intn(30) == 0 {
+				arrive(2, 1+rng.Intn(5))
+			}
+			nonEmpty := 0
+			for l := range NumPriorities {
+				require.EqualValues(t, pushed[l]-taken[l], q.levels[l].queued(), "aging %d step %d level %d", aging, step, l)
+				if pushed[l] > taken[l] {
+					nonEmpty++
+				}
+			}
+			x, _ := q.take(nil)
+			if nonEmpty == 0 {
+				require.Nil(t, x)
+				continue
+			}
+			require.NotNil(t, x, "aging %d step %d: nothing taken with tasks queued", aging, step)
+			l := int(x.group % NumPriorities)
+			require.Equal(t, taken[l], slotOf(x, l), "aging %d step %d: level %d out of order", aging, step, l)
+			taken[l]++
+			passes[l] = 0 // its next oldest starts afresh
+			for o := range NumPriorities {
+				if o != l && pushed[o] > taken[o] {
+					passes[o]++
+					worst = max(worst, passes[o])
+					require.LessOrEqual(t, passes[o], aging+1, "aging %d step %d: the oldest task of level %d passed over %d times", aging, step, o, passes[o])
+				} else if o != l {
+					passes[o] = 0
+				}
+			}
+		}
+		for l := range NumPriorities {
+			for pushed[l] > taken[l] {
+				x, _ := q.take(nil)
+				require.NotNil(t, x)
+				taken[int(x.group%NumPriorities)]++
+			}
+			require.Zero(t, q.levels[l].queued())
+		}
+		t.Logf("aging %d: most passes of an oldest task %d", aging, worst)
+	}
+}
