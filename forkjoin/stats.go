@@ -48,9 +48,11 @@ type Stats struct {
 	// QueueWaits counts the timed submitted tasks taken from the
 	// submission queue, and QueueWaitTotal and QueueWaitMax are the sum and
 	// the longest of their queue waits, from submission until a worker took
-	// the task. One submission in 8 of each priority is timed (the 8th,
-	// 16th, ...): reading the clock twice per task is a large share of a
-	// small task's submission (measured in docs/design.md, "Submissions").
+	// the task; a submission a Join ran ahead of its turn is not timed
+	// (TestRev24ClaimedSlotNotTimed). One submission in 8 of each
+	// priority is timed (the 8th, 16th, ...): reading the clock twice per
+	// task is a large share of a small task's submission (measured in
+	// docs/design.md, "Submissions").
 	// QueueWaitTotal/QueueWaits is the mean wait.
 	QueueWaits     uint64
 	QueueWaitTotal time.Duration
