@@ -55,6 +55,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,10 +137,11 @@ type injector struct {
 	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
 	_      [linePad]byte
 
-	// Queue waits (see recordWait), read by Stats without a lock.
-	waits     atomic.Uint64 // timed tasks taken (see waitSample)
-	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
-	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
+	// Queue waits (see recordWait), read together by Stats (queueWaits).
+	waitMu    sync.Mutex
+	waits     uint64 // timed tasks taken (see waitSample); guarded by waitMu
+	waitTotal int64  // sum of their queue waits, in nanoseconds; guarded by waitMu
+	waitMax   int64  // longest queue wait, in nanoseconds; guarded by waitMu
 	_         [linePad]byte
 }
 
@@ -685,19 +687,28 @@ func (q *injector) dropClaimed() {
 
 // recordWait adds the queue wait d of a timed submission (see waitSample),
 // from its push to its take, to the counters Stats reads. It runs after
-// the take, outside taking, on one take in waitSample: three atomic
-// read-modify-writes there cost less than holding the other workers off
-// while the clock is read.
+// the take, outside taking, on one take in waitSample, so that the other
+// workers are not held off while the clock is read. The three counters
+// are updated and read (queueWaits) under one mutex, which costs two
+// locked instructions where the three atomic read-modify-writes it
+// replaced cost three or more: read one by one without it, a Stats
+// snapshot could count a wait in QueueWaitTotal and not yet in
+// QueueWaits, and so report a mean wait (total over count) longer than
+// QueueWaitMax (TestRev24StatsQueueWaitConsistent, review rev24).
 func (q *injector) recordWait(d int64) {
 	d = max(d, 0)
-	q.waits.Add(1)
-	q.waitTotal.Add(d)
-	for {
-		m := q.waitMax.Load()
-		if d <= m || q.waitMax.CompareAndSwap(m, d) {
-			return
-		}
-	}
+	q.waitMu.Lock()
+	q.waits++
+	q.waitTotal += d
+	q.waitMax = max(q.waitMax, d)
+	q.waitMu.Unlock()
+}
+
+// queueWaits returns the queue-wait counters of recordWait, together.
+func (q *injector) queueWaits() (n uint64, total, longest time.Duration) {
+	q.waitMu.Lock()
+	defer q.waitMu.Unlock()
+	return q.waits, time.Duration(q.waitTotal), time.Duration(q.waitMax)
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a

@@ -19,7 +19,9 @@ import (
 // The counters about submissions (Submitted, Completed, the Queued*
 // levels and the queue wait) do not wait for a worker to go idle: they are
 // atomics, written where a task is queued, taken or completed, and read by
-// Stats without a lock.
+// Stats without a lock, but for the three queue-wait counters, which are
+// written and read together under a mutex of their own, so that the mean
+// wait never exceeds the longest (TestRev24StatsQueueWaitConsistent).
 type Stats struct {
 	Workers   int    // worker goroutines alive
 	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
@@ -103,10 +105,8 @@ func (p *Pool) Stats() Stats {
 		QueuedUrgent:     int(q.levels[Urgent.level()].queued()),
 		QueuedNormal:     int(q.levels[Normal.level()].queued()),
 		QueuedBackground: int(q.levels[Background.level()].queued()),
-		QueueWaits:       q.waits.Load(),
-		QueueWaitTotal:   time.Duration(q.waitTotal.Load()),
-		QueueWaitMax:     time.Duration(q.waitMax.Load()),
 	}
+	s.QueueWaits, s.QueueWaitTotal, s.QueueWaitMax = q.queueWaits()
 	for _, w := range p.workers {
 		s.Completed += w.completed.Load() + uint64(w.execDone.Load())
 		s.Executed += w.pub.executed.Load()
