@@ -205,3 +205,55 @@ func TestRev24SubmitCloseRace(t *testing.T) {
 		require.Equal(t, s.Submitted, s.Completed, "round %d: %v", r, s)
 	}
 }
+
+// TestRev24StatsCompletedNotAboveSubmitted: Stats read Submitted (the
+// queue's reservations) before Completed (the workers' counts), so a task
+// submitted and completed between the two reads was counted completed and
+// not submitted: a snapshot with more tasks completed than submitted. A
+// goroutine streams tiny Executes (paced, so that the queue stays short
+// and tasks complete right after their submission) to 2 workers while the
+// test reads Stats in a loop: Completed must never exceed Submitted, nor
+// the queued submissions by level (QueuedUrgent, QueuedNormal,
+// QueuedBackground) the total Queued, which counts them too.
+func TestRev24StatsCompletedNotAboveSubmitted(t *testing.T) {
+	n := 300_000
+	if testenv.Race {
+		n = 30_000
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer closePool(t, p)
+	var ran atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		defer close(stop)
+		for i := range n {
+			for int64(i)-ran.Load() > 16 {
+				runtime.Gosched()
+			}
+			if err := p.Execute(func(*forkjoin.Worker) { ran.Add(1) }); err != nil {
+				panic(err)
+			}
+		}
+	}()
+	worst, snaps, queued := forkjoin.Stats{}, 0, ""
+	within(t, "the stream", func() {
+		for running := true; running; {
+			select {
+			case <-stop:
+				running = false
+			default:
+			}
+			s := p.Stats()
+			snaps++
+			if s.Completed > s.Submitted && s.Completed-s.Submitted > worst.Completed-worst.Submitted {
+				worst = s
+			}
+			if s.Queued < s.QueuedUrgent+s.QueuedNormal+s.QueuedBackground {
+				queued = s.String()
+			}
+		}
+	})
+	t.Logf("%d snapshots", snaps)
+	require.LessOrEqual(t, worst.Completed, worst.Submitted, "a snapshot: %v", worst)
+	require.Empty(t, queued, "Queued below the sum of the levels")
+}
