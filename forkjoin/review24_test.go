@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,7 +59,8 @@ func (a *rev24Ptr) Compute(*forkjoin.Worker) { a.run() }
 // random priorities with Execute, ExecuteContext, Submit, SubmitContext,
 // typed Execute (boxed and pointer-shaped) and Invoke, and some tasks
 // submit to their own pool (Execute, and Submit joined at once) while
-// Close races them. Oracles:
+// Close (in one round of 4 Shutdown with a 1ms deadline, then Close)
+// races them. Oracles:
 //   - every submission reported accepted runs exactly once, every one
 //     reported rejected never runs (counts per submission, checked after
 //     Close);
@@ -183,6 +185,15 @@ func TestRev24SubmitCloseRace(t *testing.T) {
 		}
 		for acceptedN.Load() < closeAfter && finished.Load() < submitters {
 			runtime.Gosched()
+		}
+		if r%4 == 3 {
+			// Shutdown with a deadline first: it gives up or returns, and
+			// the Close after it waits for the rest.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			if err := p.Shutdown(ctx); err != nil {
+				require.ErrorIs(t, err, context.DeadlineExceeded, "round %d", r)
+			}
+			cancel()
 		}
 		within(t, fmt.Sprintf("round %d: Close racing submitters", r), p.Close)
 		within(t, fmt.Sprintf("round %d: submitters", r), wg.Wait)
