@@ -151,8 +151,9 @@ type injector struct {
 // pull in the neighbour's fields either.
 const linePad = 128
 
-// blockCap is the number of slots per block: a block (1,152 bytes, 18 per
-// slot) is allocated once per blockCap submissions.
+// blockCap is the number of slots per block: a block (1,616 bytes, 25 per
+// slot, since slots grew to 24 bytes; TestRev24BlockSize) is allocated
+// once per blockCap submissions.
 const blockCap = 64
 
 // slot holds one submitted task: act for Execute, else n. A slot is 24

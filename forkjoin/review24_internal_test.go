@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -132,4 +133,12 @@ func TestRev24StatsQueueWaitConsistent(t *testing.T) {
 	}
 	t.Logf("%d snapshots", snaps)
 	require.Empty(t, bad, "after %d snapshots", snaps)
+}
+
+// TestRev24BlockSize: the sizes injector.go states (a slot of 24 bytes, a
+// block of 1,616: 25 bytes per queued task); the comment said 1,152 bytes
+// and 18 per slot, the sizes before typed Execute grew the slots.
+func TestRev24BlockSize(t *testing.T) {
+	require.EqualValues(t, 24, unsafe.Sizeof(slot{}))
+	require.EqualValues(t, 1616, unsafe.Sizeof(block{}))
 }
