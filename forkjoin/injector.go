@@ -37,8 +37,9 @@ package forkjoin
 //   - Root (submitted) nodes are never pushed on a deque: the injector is
 //     the only queue that holds them. A submission a worker joining its
 //     Future has claimed (started) ahead of its turn is taken and dropped
-//     as soon as it is at the front of its level (dropClaimed), so that
-//     such joins do not pile completed tasks up in the queue. Once taken, a slot's contents are
+//     as soon as it is at the front of its level (dropClaimed, peek), so
+//     that such joins do not pile completed tasks up in the queue, and no
+//     take counts it (aging, queue waits). Once taken, a slot's contents are
 //     never read again. A block the takers have left, once it is not the
 //     tail, is retired (its slots and link reset) and reused by a later
 //     install, up to nSpares per level (nSparesIdle once a worker has
@@ -54,6 +55,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -135,10 +137,11 @@ type injector struct {
 	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
 	_      [linePad]byte
 
-	// Queue waits (see recordWait), read by Stats without a lock.
-	waits     atomic.Uint64 // timed tasks taken (see waitSample)
-	waitTotal atomic.Int64  // sum of their queue waits, in nanoseconds
-	waitMax   atomic.Int64  // longest queue wait, in nanoseconds
+	// Queue waits (see recordWait), read together by Stats (queueWaits).
+	waitMu    sync.Mutex
+	waits     uint64 // timed tasks taken (see waitSample); guarded by waitMu
+	waitTotal int64  // sum of their queue waits, in nanoseconds; guarded by waitMu
+	waitMax   int64  // longest queue wait, in nanoseconds; guarded by waitMu
 	_         [linePad]byte
 }
 
@@ -148,8 +151,9 @@ type injector struct {
 // pull in the neighbour's fields either.
 const linePad = 128
 
-// blockCap is the number of slots per block: a block (1,152 bytes, 18 per
-// slot) is allocated once per blockCap submissions.
+// blockCap is the number of slots per block: a block (1,616 bytes, 25 per
+// slot, since slots grew to 24 bytes; TestRev24BlockSize) is allocated
+// once per blockCap submissions.
 const blockCap = 64
 
 // slot holds one submitted task: act for Execute, else n. A slot is 24
@@ -461,28 +465,47 @@ func (v *queue) takeSpare() *block {
 // else nil (v is empty, or its oldest slot is reserved but not written
 // yet). It reads the slot, not pushed: the line of pushed, written by
 // every submitter, stays theirs. Called with injector.taking held.
+//
+// A ready oldest slot holding a submission already claimed (run by a
+// worker joining its Future ahead of its turn, Future.joinOther) is popped
+// here, and the next one looked at: it is no task to run, so no take
+// counts it (pick's aging, which counted it as a take of its level and
+// so made the tasks behind it wait a whole aging round more:
+// TestRev24ClaimedSlotCostsNoAgingRound), no queue wait is recorded for
+// it (it started when claimed: TestRev24ClaimedSlotNotTimed), and it
+// leaves the queue as soon as it is at the front (dropClaimed). claimed
+// only grows (Pool.claim); a claim made after this look is found by the
+// taker's own claim (Worker.execute), which skips the task.
 func (v *queue) peek() *block {
-	k := v.taken.Load()
-	b := v.head.Load()             // live: only takes retire blocks, the head last
-	if b.num.Load() < k/blockCap { // the first slot of the next block
-		nb := b.next.Load()
-		if nb == nil {
-			return nil // not installed yet
+	for {
+		k := v.taken.Load()
+		b := v.head.Load()             // live: only takes retire blocks, the head last
+		if b.num.Load() < k/blockCap { // the first slot of the next block
+			nb := b.next.Load()
+			if nb == nil {
+				return nil // not installed yet
+			}
+			v.head.Store(nb)
+			clearSlots(b, blockCap) // every slot of b is taken
+			if v.left != nil && v.retire(v.left) {
+				v.left = nil
+			}
+			if v.left == nil {
+				v.left = b
+			} // else b is left to the GC
+			b = nb
 		}
-		v.head.Store(nb)
-		clearSlots(b, blockCap) // every slot of b is taken
-		if v.left != nil && v.retire(v.left) {
-			v.left = nil
+		// Every node in a slot not taken but execMark is a submission's
+		// (Pool.submitAt), claimable.
+		n := b.slots[k%blockCap].n.Load()
+		if n == nil {
+			return nil
 		}
-		if v.left == nil {
-			v.left = b
-		} // else b is left to the GC
-		b = nb
+		if n == &execMark || !n.claimed.Load() {
+			return b
+		}
+		v.pop(b) // claimed: see above
 	}
-	if b.slots[k%blockCap].n.Load() == nil {
-		return nil
-	}
-	return b
 }
 
 // pop takes v's oldest slot, in b (returned by peek), and returns its
@@ -645,53 +668,48 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 
 // dropClaimed removes, from the front of each level, the slots of submitted
 // tasks already claimed (started) by a worker joining their Future, as the
-// takes would, which would find them claimed and skip them (Worker.execute).
-// A task that submits to its own pool and joins the Future at once runs the
-// submission inline while it is still queued; without this its slot stayed
-// in the queue until a worker next took from it, so that a loop of such
-// submissions on a busy pool grew the queue without bound, past
-// WithMaxQueued (which counts the tasks not started), holding every
-// completed submission, and Stats counted them as queued
-// (TestJoinedSubmissionsLeaveTheQueue). Only the front is trimmed: a claimed
-// slot behind an unclaimed one stays until the takes reach it. Called by
-// the joining worker after its claim (Future.joinOther).
+// takes would (peek drops them). A task that submits to its own pool and
+// joins the Future at once runs the submission inline while it is still
+// queued; without this its slot stayed in the queue until a worker next
+// took from it, so that a loop of such submissions on a busy pool grew the
+// queue without bound, past WithMaxQueued (which counts the tasks not
+// started), holding every completed submission, and Stats counted them as
+// queued (TestJoinedSubmissionsLeaveTheQueue). Only the front is trimmed:
+// a claimed slot behind an unclaimed one stays until the takes reach it,
+// and then leaves without counting as a take (peek). Called by the joining
+// worker after its claim (Future.joinOther).
 func (q *injector) dropClaimed() {
 	q.lockTake()
 	for l := range q.levels {
-		v := &q.levels[l]
-		for {
-			b := v.peek()
-			if b == nil {
-				break
-			}
-			// The oldest slot, ready: every node in a slot but execMark is
-			// a submission's (Pool.submitAt), claimable, and claimed only
-			// grows (Pool.claim).
-			n := b.slots[v.taken.Load()%blockCap].n.Load()
-			if n == &execMark || !n.claimed.Load() {
-				break
-			}
-			v.pop(b) // its queue wait is not recorded: it started when claimed
-		}
+		q.levels[l].peek()
 	}
 	q.taking.Store(false)
 }
 
 // recordWait adds the queue wait d of a timed submission (see waitSample),
 // from its push to its take, to the counters Stats reads. It runs after
-// the take, outside taking, on one take in waitSample: three atomic
-// read-modify-writes there cost less than holding the other workers off
-// while the clock is read.
+// the take, outside taking, on one take in waitSample, so that the other
+// workers are not held off while the clock is read. The three counters
+// are updated and read (queueWaits) under one mutex, which costs two
+// locked instructions where the three atomic read-modify-writes it
+// replaced cost three or more: read one by one without it, a Stats
+// snapshot could count a wait in QueueWaitTotal and not yet in
+// QueueWaits, and so report a mean wait (total over count) longer than
+// QueueWaitMax (TestRev24StatsQueueWaitConsistent, review rev24).
 func (q *injector) recordWait(d int64) {
 	d = max(d, 0)
-	q.waits.Add(1)
-	q.waitTotal.Add(d)
-	for {
-		m := q.waitMax.Load()
-		if d <= m || q.waitMax.CompareAndSwap(m, d) {
-			return
-		}
-	}
+	q.waitMu.Lock()
+	q.waits++
+	q.waitTotal += d
+	q.waitMax = max(q.waitMax, d)
+	q.waitMu.Unlock()
+}
+
+// queueWaits returns the queue-wait counters of recordWait, together.
+func (q *injector) queueWaits() (n uint64, total, longest time.Duration) {
+	q.waitMu.Lock()
+	defer q.waitMu.Unlock()
+	return q.waits, time.Duration(q.waitTotal), time.Duration(q.waitMax)
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a

@@ -19,7 +19,9 @@ import (
 // The counters about submissions (Submitted, Completed, the Queued*
 // levels and the queue wait) do not wait for a worker to go idle: they are
 // atomics, written where a task is queued, taken or completed, and read by
-// Stats without a lock.
+// Stats without a lock, but for the three queue-wait counters, which are
+// written and read together under a mutex of their own, so that the mean
+// wait never exceeds the longest (TestRev24StatsQueueWaitConsistent).
 type Stats struct {
 	Workers   int    // worker goroutines alive
 	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
@@ -37,7 +39,9 @@ type Stats struct {
 	// panicked or called runtime.Goexit (TestStatsCompletedCountsGoexit).
 	// The worker counts a task just after delivering its outcome, so
 	// Completed may trail, for a moment, a Get or Invoke that has just
-	// returned; once the pool is closed, Completed equals Submitted.
+	// returned; once the pool is closed, Completed equals Submitted. A
+	// snapshot never counts more tasks completed than submitted
+	// (TestRev24StatsCompletedNotAboveSubmitted).
 	Completed uint64
 	// QueuedUrgent, QueuedNormal and QueuedBackground are the submitted
 	// tasks waiting in the submission queue now, by priority. A task a
@@ -48,9 +52,11 @@ type Stats struct {
 	// QueueWaits counts the timed submitted tasks taken from the
 	// submission queue, and QueueWaitTotal and QueueWaitMax are the sum and
 	// the longest of their queue waits, from submission until a worker took
-	// the task. One submission in 8 of each priority is timed (the 8th,
-	// 16th, ...): reading the clock twice per task is a large share of a
-	// small task's submission (measured in docs/design.md, "Submissions").
+	// the task; a submission a Join ran ahead of its turn is not timed
+	// (TestRev24ClaimedSlotNotTimed). One submission in 8 of each
+	// priority is timed (the 8th, 16th, ...): reading the clock twice per
+	// task is a large share of a small task's submission (measured in
+	// docs/design.md, "Submissions").
 	// QueueWaitTotal/QueueWaits is the mean wait.
 	QueueWaits     uint64
 	QueueWaitTotal time.Duration
@@ -94,17 +100,16 @@ func (p *Pool) Stats() Stats {
 	q := p.inj
 	s := Stats{
 		Workers:          live,
-		Submitted:        q.submitted(),
 		Panics:           p.panics.Load(),
-		Queued:           q.len() + p.handoff.len(),
 		Idle:             idle,
 		QueuedUrgent:     int(q.levels[Urgent.level()].queued()),
 		QueuedNormal:     int(q.levels[Normal.level()].queued()),
 		QueuedBackground: int(q.levels[Background.level()].queued()),
-		QueueWaits:       q.waits.Load(),
-		QueueWaitTotal:   time.Duration(q.waitTotal.Load()),
-		QueueWaitMax:     time.Duration(q.waitMax.Load()),
 	}
+	// Queued counts the same queued submissions as the levels above, not
+	// a second read of them that could be smaller than their sum.
+	s.Queued = s.QueuedUrgent + s.QueuedNormal + s.QueuedBackground + p.handoff.len()
+	s.QueueWaits, s.QueueWaitTotal, s.QueueWaitMax = q.queueWaits()
 	for _, w := range p.workers {
 		s.Completed += w.completed.Load() + uint64(w.execDone.Load())
 		s.Executed += w.pub.executed.Load()
@@ -115,5 +120,12 @@ func (p *Pool) Stats() Stats {
 		s.Blocks += w.pub.blocks.Load()
 		s.Queued += w.deque.Len()
 	}
+	// Submitted is read after Completed: a task is counted submitted
+	// before it can complete and both only grow, so Completed never
+	// exceeds Submitted in a snapshot. Read before, it missed every task
+	// submitted and completed between the two reads, by tens of thousands
+	// when the reader was descheduled (TestRev24StatsCompletedNotAboveSubmitted,
+	// review rev24).
+	s.Submitted = q.submitted()
 	return s
 }
