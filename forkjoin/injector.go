@@ -55,7 +55,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,12 +136,7 @@ type injector struct {
 	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
 	_      [linePad]byte
 
-	// Queue waits (see recordWait), read together by Stats (queueWaits).
-	waitMu    sync.Mutex
-	waits     uint64 // timed tasks taken (see waitSample); guarded by waitMu
-	waitTotal int64  // sum of their queue waits, in nanoseconds; guarded by waitMu
-	waitMax   int64  // longest queue wait, in nanoseconds; guarded by waitMu
-	_         [linePad]byte
+	_ [linePad]byte
 }
 
 // linePad is the gap that keeps fields written by different goroutines on
@@ -657,8 +651,10 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	heads[l] = q.levels[l].peek()
 	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
 	q.taking.Store(false)
-	if queuedAt != 0 {
-		q.recordWait(nanotime() - queuedAt)
+	if queuedAt != 0 && w != nil { // w nil: the queue's own tests
+		// After the take, outside taking: the other workers are not
+		// held off while the clock is read.
+		w.waits.add(nanotime() - queuedAt)
 	}
 	if x == nil {
 		x = w.execNode(act, groupOf(k, l))
@@ -684,32 +680,6 @@ func (q *injector) dropClaimed() {
 		q.levels[l].peek()
 	}
 	q.taking.Store(false)
-}
-
-// recordWait adds the queue wait d of a timed submission (see waitSample),
-// from its push to its take, to the counters Stats reads. It runs after
-// the take, outside taking, on one take in waitSample, so that the other
-// workers are not held off while the clock is read. The three counters
-// are updated and read (queueWaits) under one mutex, which costs two
-// locked instructions where the three atomic read-modify-writes it
-// replaced cost three or more: read one by one without it, a Stats
-// snapshot could count a wait in QueueWaitTotal and not yet in
-// QueueWaits, and so report a mean wait (total over count) longer than
-// QueueWaitMax (TestRev24StatsQueueWaitConsistent, review rev24).
-func (q *injector) recordWait(d int64) {
-	d = max(d, 0)
-	q.waitMu.Lock()
-	q.waits++
-	q.waitTotal += d
-	q.waitMax = max(q.waitMax, d)
-	q.waitMu.Unlock()
-}
-
-// queueWaits returns the queue-wait counters of recordWait, together.
-func (q *injector) queueWaits() (n uint64, total, longest time.Duration) {
-	q.waitMu.Lock()
-	defer q.waitMu.Unlock()
-	return q.waits, time.Duration(q.waitTotal), time.Duration(q.waitMax)
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a

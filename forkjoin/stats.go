@@ -19,9 +19,10 @@ import (
 // The counters about submissions (Submitted, Completed, the Queued*
 // levels and the queue wait) do not wait for a worker to go idle: they are
 // atomics, written where a task is queued, taken or completed, and read by
-// Stats without a lock, but for the three queue-wait counters, which are
-// written and read together under a mutex of their own, so that the mean
-// wait never exceeds the longest (TestRev24StatsQueueWaitConsistent).
+// Stats without a lock; the three queue-wait counters are each worker's,
+// written by it alone and read as a consistent snapshot (a seqlock), so
+// that the mean wait never exceeds the longest
+// (TestRev24StatsQueueWaitConsistent).
 type Stats struct {
 	Workers   int    // worker goroutines alive
 	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
@@ -109,8 +110,11 @@ func (p *Pool) Stats() Stats {
 	// Queued counts the same queued submissions as the levels above, not
 	// a second read of them that could be smaller than their sum.
 	s.Queued = s.QueuedUrgent + s.QueuedNormal + s.QueuedBackground + p.handoff.len()
-	s.QueueWaits, s.QueueWaitTotal, s.QueueWaitMax = q.queueWaits()
 	for _, w := range p.workers {
+		n, total, longest := w.waits.read()
+		s.QueueWaits += n
+		s.QueueWaitTotal += total
+		s.QueueWaitMax = max(s.QueueWaitMax, longest)
 		s.Completed += w.completed.Load() + uint64(w.execDone.Load())
 		s.Executed += w.pub.executed.Load()
 		s.Forks += w.pub.forks.Load()

@@ -35,6 +35,9 @@ type Worker struct {
 	// sum), WorkerStats and, for execDone, Pool.inflight.
 	completed atomic.Uint64 // submitted tasks but Execute's (Submit, Invoke from outside), counted by submission.execute
 	execDone  atomic.Int64  // Execute tasks (closures and typed actions) finished
+	// waits are the queue waits of the timed submissions this worker took
+	// (injector.take), written by this worker only, read by Stats.
+	waits     waitCounters
 	slowStart atomic.Int64  // WithSlowTaskHandler: nanotime the running submitted task started, 0 if none (slow.go)
 	slowTask  atomic.Uint64 // WithSlowTaskHandler: number of that task (slow.go)
 	slowSeq   atomic.Uint64 // sequence lock around slowStart and slowTask (slow.go)
