@@ -3,6 +3,7 @@ package statsvar
 import (
 	"encoding/json"
 	"expvar"
+	"fmt"
 	"testing"
 	"time"
 
@@ -34,8 +35,12 @@ func TestPublish(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int { return i })
 	}
-	Publish("magpie_test_pool", p)
-	v := expvar.Get("magpie_test_pool")
+	// A name per run: expvar names live as long as the process, and
+	// -count=N runs the test N times in one.
+	publishRuns++
+	name := fmt.Sprintf("magpie_test_pool_%d", publishRuns)
+	Publish(name, p)
+	v := expvar.Get(name)
 	require.NotNil(t, v)
 	var got forkjoin.Stats
 	require.NoError(t, json.Unmarshal([]byte(v.String()), &got))
@@ -45,5 +50,8 @@ func TestPublish(t *testing.T) {
 		"counted just after Invoke's result is delivered")
 	require.Equal(t, uint64(1), got.QueueWaits, "one submission in 8 is timed")
 	require.Zero(t, got.QueuedUrgent+got.QueuedNormal+got.QueuedBackground)
-	require.Panics(t, func() { Publish("magpie_test_pool", p) }, "a name is published once")
+	require.Panics(t, func() { Publish(name, p) }, "a name is published once")
 }
+
+// publishRuns counts TestPublish's runs in this process (see its name).
+var publishRuns int
