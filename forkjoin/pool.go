@@ -30,6 +30,8 @@ type Pool struct {
 	sleepers *park.Sleepers
 	spareMu  sync.Mutex
 	spares   []*Worker // spare workers not running, for Block
+	// Blocks queued for a compensating worker, oldest first (startSpare).
+	spareWaits []*spareWait
 
 	// Work that is on no worker's deque.
 	inj     *injector // the submission queue (injector.go)
@@ -261,10 +263,23 @@ func (p *Pool) idleWorkers() int           { return int(int32(p.counts.Load())) 
 func splitCounts(c int64) (live, idle int) { return int(c >> 32), int(int32(c)) }
 
 // workerExited is called by each worker goroutine as it exits, idle: it
-// stops counting as idle and as live in one step.
+// stops counting as idle and as live in one step. A compensating worker's
+// slot goes to the oldest Block queued for one, in a fresh goroutine
+// (counted live before this one stops counting, so that the pool never
+// looks stopped), or back on the spare list (see startSpare).
 func (p *Pool) workerExited(w *Worker) {
 	if w.spare {
 		p.spareMu.Lock()
+		if q := p.nextSpareWait(w); q != nil {
+			q.s = w
+			w.spareState.Store(spareRunning)
+			p.spareMu.Unlock()
+			p.addLive(1)
+			p.counts.Add(-liveOne - 1)
+			go w.loop() // after this goroutine's exit hook: the hooks alternate
+			return
+		}
+		w.spareState.Store(spareFree)
 		p.spares = append(p.spares, w)
 		p.spareMu.Unlock()
 	}

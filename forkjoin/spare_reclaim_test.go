@@ -1,0 +1,237 @@
+package forkjoin_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// spareRounds is the number of back-to-back Blocks the reclaim tests make:
+// each round gives the previous round's compensating worker a chance to be
+// caught retiring but not yet exited.
+const spareRounds = 300
+
+// hookPairs records WithWorkerHooks calls per index and reports a start
+// while the index's previous goroutine has not called exit, or an exit
+// with no start before it.
+type hookPairs struct {
+	mu            sync.Mutex
+	active        map[int]bool
+	starts, exits map[int]int
+	errs          []string
+}
+
+func newHookPairs() *hookPairs {
+	return &hookPairs{active: map[int]bool{}, starts: map[int]int{}, exits: map[int]int{}}
+}
+
+func (h *hookPairs) start(i int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.active[i] {
+		h.errs = append(h.errs, fmt.Sprintf("start %d while its previous goroutine runs", i))
+	}
+	h.active[i] = true
+	h.starts[i]++
+}
+
+func (h *hookPairs) exit(i int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.active[i] {
+		h.errs = append(h.errs, fmt.Sprintf("exit %d with no start", i))
+	}
+	h.active[i] = false
+	h.exits[i]++
+}
+
+// check is called after Close: every start has its exit.
+func (h *hookPairs) check(t *testing.T) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Empty(t, h.errs)
+	require.Equal(t, h.starts, h.exits, "every start hook has its exit hook")
+}
+
+// TestBlockRightAfterBlockIsCompensated: on one worker with one
+// compensating slot (WithMaxBlocked(1)), a task Blocks again and again,
+// each time waiting for a task that only another worker can run (one it
+// submitted, or forked, just before). The compensating worker of round k
+// is told to retire when round k's Block returns; round k+1's Block must
+// still get a compensating worker, since none is in use any more. It found
+// the slot taken by the retiring one (still alive), ran fn uncompensated,
+// and the pool hung: its only worker waited in fn for a task that the
+// retiring worker left behind as it exited. The hooks of each index
+// alternate start, exit (a reclaimed worker calls neither), and pair up
+// after Close.
+func TestBlockRightAfterBlockIsCompensated(t *testing.T) {
+	for _, how := range []string{"submitted", "forked"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHookPairs()
+			p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
+				forkjoin.WithWorkerHooks(h.start, h.exit))
+			rescue := make(chan struct{}) // closed on the way out: frees a hung round
+			defer closePool(t, p)
+			defer close(rescue)
+			within(t, "back-to-back Blocks", func() {
+				forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+					for range spareRounds {
+						ch := make(chan struct{})
+						var f *forkjoin.Future[int]
+						if how == "submitted" {
+							if err := p.Execute(func(*forkjoin.Worker) { close(ch) }); err != nil {
+								panic(err)
+							}
+						} else {
+							f = forkjoin.Fork(w, func(*forkjoin.Worker) int { close(ch); return 0 })
+						}
+						forkjoin.Block(w, func() {
+							select {
+							case <-ch:
+							case <-rescue:
+							}
+						})
+						if f != nil {
+							f.Join(w)
+						}
+					}
+					return 0
+				})
+			})
+			within(t, "Close", p.Close)
+			h.check(t)
+		})
+	}
+}
+
+// TestBlockQueuedForExitingSpare: a Block that comes while the only
+// compensating slot's goroutine is leaving (it has decided to exit and
+// runs its exit hook, held here) gets that slot once the goroutine has
+// gone: a fresh goroutine, which calls the start hook after the old one's
+// exit hook, runs the task the Block waits for. The Block found no free
+// slot and none retiring, ran uncompensated, and the pool's one worker
+// waited for good.
+func TestBlockQueuedForExitingSpare(t *testing.T) {
+	h := newHookPairs()
+	var once sync.Once
+	inExit, release := make(chan struct{}), make(chan struct{})
+	rescue := make(chan struct{})
+	exit := func(i int) {
+		if i == 1 {
+			once.Do(func() {
+				close(inExit)
+				select {
+				case <-release:
+				case <-rescue:
+				}
+			})
+		}
+		h.exit(i)
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
+		forkjoin.WithWorkerHooks(h.start, exit))
+	defer closePool(t, p)
+	defer close(rescue)
+	within(t, "Block while the spare exits", func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			ch1 := make(chan struct{})
+			if err := p.Execute(func(*forkjoin.Worker) { close(ch1) }); err != nil {
+				panic(err)
+			}
+			forkjoin.Block(w, func() { <-ch1 })
+			<-inExit // the spare retired and is in its exit hook
+			ch2 := make(chan struct{})
+			if err := p.Execute(func(*forkjoin.Worker) { close(ch2) }); err != nil {
+				panic(err)
+			}
+			forkjoin.Block(w, func() {
+				close(release)
+				select {
+				case <-ch2:
+				case <-rescue:
+				}
+			})
+			return 0
+		})
+	})
+	within(t, "Close", p.Close)
+	h.check(t)
+	require.Equal(t, 2, h.starts[1], "the slot ran two goroutines, one after the other")
+}
+
+// TestBlockEndHandsSpareToQueuedBlock: two workers, one compensating slot.
+// Task X blocks (the slot's goroutine S stands in for it); while S runs a
+// long task L, task Y on the other worker blocks too and finds no slot,
+// waiting for T, which Y forked. Then X's Block ends (L returns after
+// that), and X goes on computing until T has run. Y needs S: X's Block
+// must hand S to Y rather than retire it. Retired, S left after L, with T
+// stranded in Y's deque and X's worker busy: the pool hung.
+func TestBlockEndHandsSpareToQueuedBlock(t *testing.T) {
+	for round := range 20 {
+		handOverRound(t, round)
+	}
+}
+
+func handOverRound(t *testing.T, round int) {
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(1))
+	rescue := make(chan struct{})
+	defer closePool(t, p)
+	defer close(rescue)
+	chA, chT := make(chan struct{}), make(chan struct{})
+	xIn, yIn, xOut, lIn := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(3)
+	require.NoError(t, p.Execute(func(w *forkjoin.Worker) { // X
+		defer wg.Done()
+		forkjoin.Block(w, func() { close(xIn); <-chA })
+		close(xOut)
+		for {
+			select {
+			case <-chT:
+				return
+			case <-rescue:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	}))
+	<-xIn
+	role := func(w *forkjoin.Worker) {
+		defer wg.Done()
+		if w.Index() >= p.Parallelism() { // L, on S
+			close(lIn)
+			select {
+			case <-yIn:
+			case <-rescue:
+			}
+			close(chA)
+			select { // L ends after X's Block: S then goes on as X's Block left it
+			case <-xOut:
+			case <-rescue:
+			}
+			return
+		}
+		select { // S is busy with L: it cannot take T before Y's Block
+		case <-lIn:
+		case <-rescue:
+		}
+		f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(chT); return 0 }) // Y
+		forkjoin.Block(w, func() {
+			close(yIn)
+			select {
+			case <-chT:
+			case <-rescue:
+			}
+		})
+		f.Join(w)
+	}
+	require.NoError(t, p.Execute(role))
+	require.NoError(t, p.Execute(role))
+	within(t, fmt.Sprintf("round %d", round), wg.Wait)
+}
