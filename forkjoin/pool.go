@@ -265,8 +265,8 @@ func splitCounts(c int64) (live, idle int) { return int(c >> 32), int(int32(c)) 
 // workerExited is called by each worker goroutine as it exits, idle: it
 // stops counting as idle and as live in one step. A compensating worker's
 // slot goes to the oldest Block queued for one, in a fresh goroutine
-// (counted live before this one stops counting, so that the pool never
-// looks stopped), or back on the spare list (see startSpare).
+// (which this one's live count passes to, so that the pool never looks
+// stopped), or back on the spare list (see startSpare).
 func (p *Pool) workerExited(w *Worker) {
 	if w.spare {
 		p.spareMu.Lock()
@@ -274,14 +274,24 @@ func (p *Pool) workerExited(w *Worker) {
 			q.s = w
 			w.spareState.Store(spareRunning)
 			p.spareMu.Unlock()
-			p.addLive(1)
-			p.counts.Add(-liveOne - 1)
+			// Still live: only out of the idle phase, in one step (two,
+			// live up then down, showed Stats one worker more than
+			// MaxWorkers: TestBlockChainsWithinBoundStress).
+			p.addIdle(-1)
 			go w.loop() // after this goroutine's exit hook: the hooks alternate
 			return
 		}
+		// Counted out before the slot is free: a Block may start its next
+		// goroutine as soon as it is, and Stats showed one worker more
+		// than MaxWorkers meanwhile (TestBlockChainsWithinBoundStress).
 		w.spareState.Store(spareFree)
+		last := p.counts.Add(-liveOne-1)>>32 == 0
 		p.spares = append(p.spares, w)
 		p.spareMu.Unlock()
+		if last {
+			close(p.stopped)
+		}
+		return
 	}
 	if p.counts.Add(-liveOne-1)>>32 == 0 {
 		close(p.stopped)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -234,4 +235,142 @@ func handOverRound(t *testing.T, round int) {
 	require.NoError(t, p.Execute(role))
 	require.NoError(t, p.Execute(role))
 	within(t, fmt.Sprintf("round %d", round), wg.Wait)
+}
+
+// TestBlockSkipsBlockedSpare: one worker, two compensating slots. X
+// blocks (S1 stands in); S1 runs Y, which blocks too (S2 stands in) and,
+// once its Block is over, computes until T has run. S2 runs L, which ends
+// X's Block and then Y's. When X's Block ends, S1 retires, but it is
+// blocked in Y: a Block Z that X makes next, waiting for T, must not take
+// S1 over, as it could run nothing for Z; Z waits for S2, which Y's Block
+// hands on when it ends. Taken over, S1 stood in for Z while blocked, S2
+// retired after L, and the pool hung (and on the code before the queue,
+// Z ran uncompensated: the same hang).
+func TestBlockSkipsBlockedSpare(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(2))
+	rescue := make(chan struct{})
+	defer closePool(t, p)
+	defer close(rescue)
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-rescue:
+		}
+	}
+	chA, chB, chT := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	yIn, zIn, yOut := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(4) // X, Y, L, T
+	exec := func(fn func(w *forkjoin.Worker)) {
+		if err := p.Execute(func(w *forkjoin.Worker) { defer wg.Done(); fn(w) }); err != nil {
+			panic(err)
+		}
+	}
+	L := func(*forkjoin.Worker) {
+		wait(yIn)
+		close(chA)
+		wait(zIn)
+		close(chB)
+		wait(yOut)
+	}
+	Y := func(w *forkjoin.Worker) {
+		exec(L)
+		forkjoin.Block(w, func() { close(yIn); wait(chB) })
+		close(yOut)
+		for {
+			select {
+			case <-chT:
+				return
+			case <-rescue:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	}
+	exec(func(w *forkjoin.Worker) { // X
+		exec(Y)
+		forkjoin.Block(w, func() { wait(chA) })
+		exec(func(*forkjoin.Worker) { close(chT) })         // T
+		forkjoin.Block(w, func() { close(zIn); wait(chT) }) // Z
+	})
+	within(t, "nested Blocks", wg.Wait)
+}
+
+// TestBlockChainsWithinBoundStress: two workers, three compensating
+// slots, rounds of two concurrent chains of Blocks two deep (a task
+// Blocks until its child, submitted or forked, has run; the child does
+// the same with a leaf), so that at most four goroutines block at once
+// and one of the five always runs: every round completes, whatever the
+// order in which spares start, retire, are taken over, handed on and
+// exit. Some Blocks' functions panic or call runtime.Goexit after their
+// wait instead of returning. The pool never has more goroutines than
+// MaxWorkers(), the hooks pair up, and it ends at Parallelism() workers.
+func TestBlockChainsWithinBoundStress(t *testing.T) {
+	h := newHookPairs()
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(3),
+		forkjoin.WithWorkerHooks(h.start, h.exit),
+		forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	rescue := make(chan struct{})
+	defer closePool(t, p)
+	defer close(rescue)
+	var tooMany atomic.Int64
+	var chain func(w *forkjoin.Worker, depth, seed int, done chan struct{})
+	chain = func(w *forkjoin.Worker, depth, seed int, done chan struct{}) {
+		defer close(done)
+		if n := p.Stats().Workers; n > p.MaxWorkers() {
+			tooMany.Store(int64(n))
+		}
+		if depth == 0 {
+			return
+		}
+		child := make(chan struct{})
+		var f *forkjoin.Future[int]
+		if seed%2 == 0 {
+			if err := p.Execute(func(w *forkjoin.Worker) { chain(w, depth-1, seed/2, child) }); err != nil {
+				panic(err)
+			}
+		} else {
+			f = forkjoin.Fork(w, func(w *forkjoin.Worker) int { chain(w, depth-1, seed/2, child); return 0 })
+		}
+		end := seed % 7 // 5: panic after the wait, 6: Goexit after the wait
+		func() {
+			defer func() { _ = recover() }()
+			forkjoin.Block(w, func() {
+				select {
+				case <-child:
+				case <-rescue:
+				}
+				switch end {
+				case 5:
+					panic("in Block")
+				case 6:
+					if f == nil { // a Goexit ends the task: not with a fork to join
+						runtime.Goexit()
+					}
+				}
+			})
+		}()
+		if f != nil {
+			f.Join(w)
+		}
+	}
+	for round := range 100 {
+		var dones []chan struct{}
+		for c := range 2 {
+			done := make(chan struct{})
+			dones = append(dones, done)
+			seed := round*7 + c*3
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) { chain(w, 2, seed, done) }))
+		}
+		within(t, fmt.Sprintf("round %d", round), func() {
+			for _, d := range dones {
+				<-d
+			}
+		})
+	}
+	waitUntil(t, "the spares retire", func() bool { return p.Stats().Workers == p.Parallelism() })
+	require.Zero(t, tooMany.Load(), "more goroutines than MaxWorkers")
+	within(t, "Close", p.Close)
+	h.check(t)
 }
