@@ -12,7 +12,16 @@ import "runtime"
 // is the analogue of Java's ForkJoinPool.managedBlock.
 //
 // At most WithMaxBlocked compensating workers run at once (by default the
-// pool's parallelism); beyond that, fn runs without compensation. Use Block
+// pool's parallelism). A Block takes a free one, or else takes over one
+// that is retiring, left by a Block that has returned
+// (TestBlockRightAfterBlockIsCompensated); with none, fn runs without
+// compensation until one comes free, from a Block that returns
+// (TestBlockEndHandsSpareToQueuedBlock) or a compensating worker that
+// exits (TestBlockQueuedForExitingSpare). So while fewer Blocks are in
+// progress at once than Parallelism() plus WithMaxBlocked, some worker
+// goroutine of the pool is not blocked in one, free to run the tasks they
+// wait for (TestBlockChainsWithinBoundStress); with more, all may be, and
+// a fn that waits for a task of the pool then waits for good. Use Block
 // for waits that are long compared with a task switch (microseconds and
 // more); it costs a goroutine start. Compensating workers have indices from
 // Parallelism() upwards. In a worker hook (a task run inline by Invoke

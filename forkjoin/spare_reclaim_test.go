@@ -374,3 +374,33 @@ func TestBlockChainsWithinBoundStress(t *testing.T) {
 	within(t, "Close", p.Close)
 	h.check(t)
 }
+
+// TestCloseRacingBlocks: Close from outside while three tasks Block for
+// their forks again and again, on one worker with three compensating
+// slots (as many as Blocks can be in progress at once: fewer can hang, as
+// documented), so that Blocks queue, take over retiring workers and hand
+// theirs on as the pool closes: every task completes, Close returns, no
+// worker is left, and the hooks pair up.
+func TestCloseRacingBlocks(t *testing.T) {
+	for round := range 50 {
+		h := newHookPairs()
+		p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(3),
+			forkjoin.WithWorkerHooks(h.start, h.exit))
+		var done atomic.Int64
+		for range 3 {
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+				for range 5 {
+					ch := make(chan struct{})
+					f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(ch); return 0 })
+					forkjoin.Block(w, func() { <-ch })
+					f.Join(w)
+				}
+				done.Add(1)
+			}))
+		}
+		within(t, fmt.Sprintf("Close, round %d", round), p.Close)
+		require.Equal(t, int64(3), done.Load())
+		require.Zero(t, p.Stats().Workers)
+		h.check(t)
+	}
+}

@@ -49,7 +49,8 @@ type Worker struct {
 	// hook, which called runtime.Goexit in the previous one (hooks.go).
 	// Plain: only the worker's goroutines touch it, one after the other,
 	// and the go statement (or, for a compensating worker, spareMu between
-	// workerExited and startSpare) orders each before the next.
+	// workerExited and startSpare, or workerExited's go statement when it
+	// hands the slot to a queued Block) orders each before the next.
 	skipStart bool
 	// inHook is set while the goroutine runs a worker hook (callHook),
 	// in which Block and Blocking call fn plainly (blockOn). Plain: only
