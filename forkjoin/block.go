@@ -36,10 +36,11 @@ func Block(w *Worker, fn func()) {
 	blockOn(w, fn, false)
 }
 
-// blockOn is Block; with foreign set, when no compensating worker is free,
-// fn runs on a goroutine of its own while w waits for it as a worker waits
-// for another pool's task (waitForeign), running its pool's tasks,
-// submitted ones included, meanwhile.
+// blockOn is Block; with foreign set, when no compensating worker is free
+// or retiring, fn runs on a goroutine of its own while w waits for it as a
+// worker waits for another pool's task (waitForeign), running its pool's
+// tasks, submitted ones included, meanwhile: it does not queue for one (a
+// plain Block does, see startSpare), as w itself keeps the pool going.
 func blockOn(w *Worker, fn func(), foreign bool) {
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
@@ -56,16 +57,21 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 		fn()
 		return
 	}
+	// Counted blocked before the search: w, a compensating worker that
+	// retires, is not its own compensation (startSpare skips blocked
+	// ones; counted after, it took itself over:
+	// TestBlockIsNotItsOwnCompensation).
+	w.blocking.Add(1)
 	lease := p.startSpare(w, !foreign)
 	if !lease.held() && foreign {
+		w.blocking.Add(-1) // w helps its pool meanwhile
 		blockForeign(w, fn)
 		return
 	}
+	defer w.blocking.Add(-1)
 	if lease.held() {
 		defer p.endSpare(lease)
 	}
-	w.blocking.Add(1) // see startSpare
-	defer w.blocking.Add(-1)
 	fn()
 }
 

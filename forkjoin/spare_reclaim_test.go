@@ -404,3 +404,64 @@ func TestCloseRacingBlocks(t *testing.T) {
 		h.check(t)
 	}
 }
+
+// TestBlockIsNotItsOwnCompensation: a compensating worker S1, retiring
+// (the Block it stood in for has returned) but still running a task,
+// Blocks in that task while the pool's other slot is held by an exiting
+// goroutine (in its exit hook, held here). The Block must not take S1
+// over, itself: it must queue, and get the other slot once its goroutine
+// has gone, whose fresh goroutine runs the task the Block waits for. It
+// counted S1 as not blocked (the count was raised after the search) and
+// took itself as its compensation, and the pool hung.
+func TestBlockIsNotItsOwnCompensation(t *testing.T) {
+	var once sync.Once
+	inExit, release, rescue := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-rescue:
+		}
+	}
+	var p *forkjoin.Pool
+	exit := func(i int) {
+		if i == 2 { // the first slot Block starts (the free list's last)
+			once.Do(func() { close(inExit); wait(release) })
+		}
+	}
+	p = forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(2),
+		forkjoin.WithWorkerHooks(nil, exit))
+	defer closePool(t, p)
+	defer close(rescue)
+	chA, xOut, chT := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(3) // X, Y, T
+	exec := func(fn func(w *forkjoin.Worker)) {
+		if err := p.Execute(func(w *forkjoin.Worker) { defer wg.Done(); fn(w) }); err != nil {
+			panic(err)
+		}
+	}
+	Y := func(w *forkjoin.Worker) { // on S1
+		close(chA)
+		wait(xOut) // S1 now retires, busy with Y
+		exec(func(*forkjoin.Worker) { close(chT) })
+		forkjoin.Block(w, func() { close(release); wait(chT) })
+	}
+	exec(func(w *forkjoin.Worker) { // X
+		forkjoin.Block(w, func() {}) // slot 2 starts, retires, and is held in its exit hook
+		wait(inExit)
+		exec(Y)
+		forkjoin.Block(w, func() { wait(chA) }) // slot 1 (S1) starts and runs Y
+		close(xOut)
+		for { // busy until T has run: only a compensating worker can run it
+			select {
+			case <-chT:
+				return
+			case <-rescue:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	})
+	within(t, "a Block on a retiring spare", wg.Wait)
+}

@@ -415,17 +415,18 @@ func (w *Worker) settleForeign(l *latch, comp *computation, group uint64, slow s
 		}
 	}
 	if !w.inHook {
-		w.publishTasks() // the spare must see w's tasks: l's may wait for one
+		w.publishTasks()  // the spare must see w's tasks: l's may wait for one
+		w.blocking.Add(1) // before the search, as in blockOn
 		if lease := w.pool.startSpare(w, false); lease.held() {
-			defer w.pool.endSpare(lease)
-			w.blocking.Add(1)
 			defer w.blocking.Add(-1)
+			defer w.pool.endSpare(lease)
 			w.untilSettled(comp, group, func() {
 				restoreSlow()
 				w.blockSettling(l)
 			})
 			return
 		}
+		w.blocking.Add(-1) // no spare: w helps instead
 	}
 	helpGroup := group // a hook helps only its own computation
 	if !w.inHook {
