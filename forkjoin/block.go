@@ -12,7 +12,16 @@ import "runtime"
 // is the analogue of Java's ForkJoinPool.managedBlock.
 //
 // At most WithMaxBlocked compensating workers run at once (by default the
-// pool's parallelism); beyond that, fn runs without compensation. Use Block
+// pool's parallelism). A Block takes a free one, or else takes over one
+// that is retiring, left by a Block that has returned
+// (TestBlockRightAfterBlockIsCompensated); with none, fn runs without
+// compensation until one comes free, from a Block that returns
+// (TestBlockEndHandsSpareToQueuedBlock) or a compensating worker that
+// exits (TestBlockQueuedForExitingSpare). So while fewer Blocks are in
+// progress at once than Parallelism() plus WithMaxBlocked, some worker
+// goroutine of the pool is not blocked in one, free to run the tasks they
+// wait for (TestBlockChainsWithinBoundStress); with more, all may be, and
+// a fn that waits for a task of the pool then waits for good. Use Block
 // for waits that are long compared with a task switch (microseconds and
 // more); it costs a goroutine start. Compensating workers have indices from
 // Parallelism() upwards. In a worker hook (a task run inline by Invoke
@@ -27,10 +36,11 @@ func Block(w *Worker, fn func()) {
 	blockOn(w, fn, false)
 }
 
-// blockOn is Block; with foreign set, when no compensating worker is free,
-// fn runs on a goroutine of its own while w waits for it as a worker waits
-// for another pool's task (waitForeign), running its pool's tasks,
-// submitted ones included, meanwhile.
+// blockOn is Block; with foreign set, when no compensating worker is free
+// or retiring, fn runs on a goroutine of its own while w waits for it as a
+// worker waits for another pool's task (waitForeign), running its pool's
+// tasks, submitted ones included, meanwhile: it does not queue for one (a
+// plain Block does, see startSpare), as w itself keeps the pool going.
 func blockOn(w *Worker, fn func(), foreign bool) {
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
@@ -47,11 +57,20 @@ func blockOn(w *Worker, fn func(), foreign bool) {
 		fn()
 		return
 	}
-	if spare := p.startSpare(); spare != nil {
-		defer p.retireSpare(spare)
-	} else if foreign {
+	// Counted blocked before the search: w, a compensating worker that
+	// retires, is not its own compensation (startSpare skips blocked
+	// ones; counted after, it took itself over:
+	// TestBlockIsNotItsOwnCompensation).
+	w.blocking.Add(1)
+	lease := p.startSpare(w, !foreign)
+	if !lease.held() && foreign {
+		w.blocking.Add(-1) // w helps its pool meanwhile
 		blockForeign(w, fn)
 		return
+	}
+	defer w.blocking.Add(-1)
+	if lease.held() {
+		defer p.endSpare(lease)
 	}
 	fn()
 }
@@ -133,27 +152,140 @@ func Blocking(fn func()) {
 	fn()
 }
 
-// startSpare starts a compensating worker, if one is free.
-func (p *Pool) startSpare() *Worker {
-	p.spareMu.Lock()
-	k := len(p.spares) - 1
-	if k < 0 {
-		p.spareMu.Unlock()
-		return nil
-	}
-	s := p.spares[k]
-	p.spares = p.spares[:k]
-	p.spareMu.Unlock()
-	s.retire.Store(false)
-	p.addLive(1)
-	go s.loop()
-	return s
+// # The compensating workers' lifecycle
+//
+// Invariant: each compensating slot (p.workers[Parallelism():]) has at
+// most one goroutine, and its state (Worker.spareState) says what it is:
+//
+//   - spareFree: no goroutine; the slot is on p.spares. Only spareMu's
+//     holder moves a slot out of or into this state.
+//   - spareRunning: its goroutine stands in for exactly one blocked task
+//     (one spareLease holds it) and does not leave its loop but on a
+//     drained pool. It may itself block in a nested Block, which then
+//     needs a slot of its own.
+//   - spareRetiring: its goroutine stands in for nobody; it leaves its
+//     loop once idle (exitIdle, retiringBusy), unless a Block reclaims it
+//     first. Leaving and reclaiming are each one CAS from spareRetiring,
+//     so exactly one of them happens: the goroutine's to spareExiting, or
+//     startSpare's, under spareMu, back to spareRunning.
+//   - spareExiting: its goroutine has decided to leave and will not run
+//     another task; it calls the exit hook and then workerExited, which,
+//     under spareMu, either hands the slot to the oldest Block waiting for
+//     one (a fresh goroutine, which calls the start hook again: the hooks
+//     of an index still alternate) or puts it back on p.spares.
+//
+// So a Block that finds no free slot takes a retiring one over (it was
+// left with no compensation while the previous Block's spare was still
+// on its way out, and its fn could wait for a task that only the exiting
+// spare would have run: TestBlockRightAfterBlockIsCompensated), and a
+// plain Block that finds none at all queues (p.spareWaits) for the next
+// slot a Block gives back (endSpare) or an exiting goroutine frees
+// (workerExited: TestBlockQueuedForExitingSpare). A spare that is itself
+// blocked in a Block (Worker.blocking) is neither taken over nor handed
+// on: it could run nothing for the Block that got it. The number of
+// slots bounds the compensating goroutines (WithMaxBlocked) as before:
+// reclaiming and handing over reuse a slot, they never add one.
+const (
+	spareFree int32 = iota
+	spareRunning
+	spareRetiring
+	spareExiting
+)
+
+// spareWait is a Block queued for a compensating worker (startSpare with
+// wait set), blocking w. s is the worker handed to it, nil until then;
+// spareMu guards it and p.spareWaits.
+type spareWait struct{ w, s *Worker }
+
+// spareLease is the compensation startSpare gives a Block: a compensating
+// worker now (s), or a place in the queue for one (q), or nothing.
+type spareLease struct {
+	s *Worker
+	q *spareWait
 }
 
-// retireSpare tells a compensating worker to exit once it is idle. It goes
-// back on the spare list when its goroutine has exited (workerExited), so it
-// is never started twice.
-func (p *Pool) retireSpare(s *Worker) {
-	s.retire.Store(true)
-	p.sleepers.Unpark(s.index)
+func (l spareLease) held() bool { return l.s != nil || l.q != nil }
+
+// startSpare finds a compensating worker for a Block on w: a free slot,
+// whose goroutine it starts, or else a retiring one not blocked itself,
+// which it takes over. With neither and wait set, it queues the Block for
+// the next slot to come free (endSpare, workerExited), and the Block runs
+// uncompensated until then. Otherwise it returns an empty lease.
+// Invariant: see above.
+func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
+	p.spareMu.Lock()
+	if k := len(p.spares) - 1; k >= 0 {
+		s := p.spares[k]
+		p.spares = p.spares[:k]
+		s.spareState.Store(spareRunning)
+		p.spareMu.Unlock()
+		p.addLive(1)
+		go s.loop()
+		return spareLease{s: s}
+	}
+	for _, s := range p.workers[p.parallelism:] {
+		if s.blocking.Load() == 0 && s.spareState.CompareAndSwap(spareRetiring, spareRunning) {
+			p.spareMu.Unlock()
+			// It may sleep, or be about to, after finding no work: the
+			// blocked task's forks, published before, are for it.
+			p.sleepers.Unpark(s.index)
+			return spareLease{s: s}
+		}
+	}
+	if !wait || len(p.workers) == p.parallelism {
+		p.spareMu.Unlock()
+		return spareLease{}
+	}
+	q := &spareWait{w: w}
+	p.spareWaits = append(p.spareWaits, q)
+	p.spareMu.Unlock()
+	return spareLease{q: q}
+}
+
+// endSpare ends a Block's lease: the compensating worker it holds, if
+// any, goes to the oldest Block queued for one, or else retires (exits
+// once idle, unless a Block reclaims it first). A queued lease never
+// served leaves the queue.
+func (p *Pool) endSpare(l spareLease) {
+	p.spareMu.Lock()
+	s := l.s
+	if l.q != nil {
+		if s = l.q.s; s == nil {
+			for i, q := range p.spareWaits {
+				if q == l.q {
+					p.spareWaits = append(p.spareWaits[:i], p.spareWaits[i+1:]...)
+					break
+				}
+			}
+			p.spareMu.Unlock()
+			return
+		}
+	}
+	var q *spareWait
+	if s.blocking.Load() == 0 { // else the queue waits for another slot, or for s's exit
+		q = p.nextSpareWait(s)
+	}
+	if q != nil {
+		q.s = s // it stays spareRunning, for q's Block now
+	} else {
+		// A CAS: only a drained pool's exit (exitIdle) moves a running
+		// spare on, and a drained pool has no Block in progress; should
+		// one have left, there is nothing to retire.
+		s.spareState.CompareAndSwap(spareRunning, spareRetiring)
+	}
+	p.spareMu.Unlock()
+	p.sleepers.Unpark(s.index) // retiring, it exits; handed over, it looks for the new Block's tasks
+}
+
+// nextSpareWait dequeues the oldest Block waiting for a compensating
+// worker, other than one blocking s itself, or returns nil. Called with
+// spareMu held.
+func (p *Pool) nextSpareWait(s *Worker) *spareWait {
+	for i, q := range p.spareWaits {
+		if q.w != s {
+			p.spareWaits = append(p.spareWaits[:i], p.spareWaits[i+1:]...)
+			return q
+		}
+	}
+	return nil
 }

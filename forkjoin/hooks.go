@@ -15,7 +15,11 @@ package forkjoin
 //     (TestDefaultPoolCompensatingWorkersCallExit).
 //   - Compensating workers started by Block call them too, with their own
 //     indices (Parallelism() and up): start each time Block starts one,
-//     exit each time it retires (TestWorkerHooksCompensatingWorkers).
+//     exit each time it retires (TestWorkerHooksCompensatingWorkers). One
+//     that a Block takes over while it retires calls neither, and goes on
+//     (TestBlockRightAfterBlockIsCompensated); a slot that an exiting one
+//     hands to a waiting Block runs a fresh goroutine, which calls start
+//     after the old one's exit (TestBlockQueuedForExitingSpare).
 //   - A task that calls runtime.Goexit ends its worker's goroutine; the
 //     worker carries on in a fresh one. The old goroutine calls exit and
 //     only then starts the new one, which calls start: an index's calls

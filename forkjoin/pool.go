@@ -30,6 +30,8 @@ type Pool struct {
 	sleepers *park.Sleepers
 	spareMu  sync.Mutex
 	spares   []*Worker // spare workers not running, for Block
+	// Blocks queued for a compensating worker, oldest first (startSpare).
+	spareWaits []*spareWait
 
 	// Work that is on no worker's deque.
 	inj     *injector // the submission queue (injector.go)
@@ -271,12 +273,35 @@ func (p *Pool) idleWorkers() int           { return int(int32(p.counts.Load())) 
 func splitCounts(c int64) (live, idle int) { return int(c >> 32), int(int32(c)) }
 
 // workerExited is called by each worker goroutine as it exits, idle: it
-// stops counting as idle and as live in one step.
+// stops counting as idle and as live in one step. A compensating worker's
+// slot goes to the oldest Block queued for one, in a fresh goroutine
+// (which this one's live count passes to, so that the pool never looks
+// stopped), or back on the spare list (see startSpare).
 func (p *Pool) workerExited(w *Worker) {
 	if w.spare {
 		p.spareMu.Lock()
+		if q := p.nextSpareWait(w); q != nil {
+			q.s = w
+			w.spareState.Store(spareRunning)
+			p.spareMu.Unlock()
+			// Still live: only out of the idle phase, in one step (two,
+			// live up then down, showed Stats one worker more than
+			// MaxWorkers: TestBlockChainsWithinBoundStress).
+			p.addIdle(-1)
+			go w.loop() // after this goroutine's exit hook: the hooks alternate
+			return
+		}
+		// Counted out before the slot is free: a Block may start its next
+		// goroutine as soon as it is, and Stats showed one worker more
+		// than MaxWorkers meanwhile (TestBlockChainsWithinBoundStress).
+		w.spareState.Store(spareFree)
+		last := p.counts.Add(-liveOne-1)>>32 == 0
 		p.spares = append(p.spares, w)
 		p.spareMu.Unlock()
+		if last {
+			close(p.stopped)
+		}
+		return
 	}
 	if p.counts.Add(-liveOne-1)>>32 == 0 {
 		close(p.stopped)

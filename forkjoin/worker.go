@@ -22,8 +22,14 @@ type Worker struct {
 	deque    *deque.Deque[node]
 	sleepers *park.Sleepers
 	fifo     bool // async mode: the scheduling loop polls its own deque oldest first
-	spare    bool // a compensating worker for Block, running only while retire is false
-	retire   atomic.Bool
+	spare    bool // a compensating worker for Block (see startSpare)
+	// spareState is a compensating worker's lifecycle state: spareFree,
+	// spareRunning, spareRetiring or spareExiting (see startSpare).
+	spareState atomic.Int32
+	// blocking counts the Blocks in progress on this worker: written by
+	// its goroutine, read by startSpare and endSpare (a spare blocked
+	// itself is not given to another Block).
+	blocking atomic.Int32
 	foreign  atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
 	inbox    atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
 
@@ -46,7 +52,8 @@ type Worker struct {
 	// hook, which called runtime.Goexit in the previous one (hooks.go).
 	// Plain: only the worker's goroutines touch it, one after the other,
 	// and the go statement (or, for a compensating worker, spareMu between
-	// workerExited and startSpare) orders each before the next.
+	// workerExited and startSpare, or workerExited's go statement when it
+	// hands the slot to a queued Block) orders each before the next.
 	skipStart bool
 	// inHook is set while the goroutine runs a worker hook (callHook),
 	// in which Block and Blocking call fn plainly (blockOn). Plain: only
@@ -411,15 +418,18 @@ func (w *Worker) settleForeign(l *latch, comp *computation, group uint64, slow s
 		}
 	}
 	if !w.inHook {
-		w.publishTasks() // the spare must see w's tasks: l's may wait for one
-		if spare := w.pool.startSpare(); spare != nil {
-			defer w.pool.retireSpare(spare)
+		w.publishTasks()  // the spare must see w's tasks: l's may wait for one
+		w.blocking.Add(1) // before the search, as in blockOn
+		if lease := w.pool.startSpare(w, false); lease.held() {
+			defer w.blocking.Add(-1)
+			defer w.pool.endSpare(lease)
 			w.untilSettled(comp, group, func() {
 				restoreSlow()
 				w.blockSettling(l)
 			})
 			return
 		}
+		w.blocking.Add(-1) // no spare: w helps instead
 	}
 	helpGroup := group // a hook helps only its own computation
 	if !w.inHook {
@@ -614,11 +624,19 @@ func (w *Worker) random() uint64 {
 // may have run the last submission after every other worker went to
 // sleep, and none of them looks again until new work wakes it
 // (TestIdlePoolDropsFunctionRunOnCompensatingWorker).
+//
+// A retiring worker leaves only if its CAS to spareExiting wins over a
+// Block reclaiming it (startSpare); having lost, it goes on as a running
+// one. On a drained pool it leaves whatever its state.
 func (w *Worker) exitIdle() bool {
 	if w.pool.drained() {
+		if w.spare {
+			w.spareState.Store(spareExiting)
+		}
 		return true
 	}
-	if w.spare && w.retire.Load() {
+	if w.spare && w.spareState.Load() == spareRetiring &&
+		w.spareState.CompareAndSwap(spareRetiring, spareExiting) {
 		w.pool.inj.trimSpares()
 		return true
 	}
@@ -637,8 +655,12 @@ func (w *Worker) exitIdle() bool {
 // a sleeper if any work is visible (a worker goes to sleep only after
 // finding none, and whoever makes work visible later wakes one; the call is
 // a safety net on a path taken once per Block).
+//
+// As in exitIdle, it leaves only if its CAS to spareExiting wins over a
+// Block reclaiming it.
 func (w *Worker) retiringBusy() bool {
-	if !w.retire.Load() || w.deque.OwnerLen() != 0 {
+	if w.spareState.Load() != spareRetiring || w.deque.OwnerLen() != 0 ||
+		!w.spareState.CompareAndSwap(spareRetiring, spareExiting) {
 		return false
 	}
 	w.pool.inj.trimSpares()
