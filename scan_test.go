@@ -90,10 +90,14 @@ func TestScanRandom(t *testing.T) {
 // n - 1 exactly for a slice scanned on the caller.
 func TestScanWork(t *testing.T) {
 	const n = 300_000
+	rounds := 5
+	if testenv.Race {
+		rounds = 1
+	}
 	for _, par := range []int{2, 4} {
 		p := forkjoin.New(forkjoin.WithParallelism(par))
 		for _, opts := range [][]Option{nil, {Grain(1)}, {Grain(64)}, {Grain(1000)}} {
-			for range 5 {
+			for range rounds {
 				var calls atomic.Int64
 				op := func(a, b int64) int64 { calls.Add(1); return a + b }
 				s := make([]int64, n)

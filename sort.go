@@ -22,7 +22,8 @@ import (
 // at least 4096 elements are sorted by a parallel radix sort, which
 // allocates a scratch buffer of len(s) elements for the duration of the
 // call; the InPlace option avoids it (and sorts them as strings are
-// sorted, by quicksort, in O(log n) stack). Integers come out bit for bit
+// sorted, by quicksort, in O(log n) stack: TestSortMemoryAsDocumented,
+// TestSortRadixInPlace). Integers come out bit for bit
 // as slices.Sort leaves them. For floats, where slices.Sort leaves
 // elements that compare equal in an unspecified order, the radix sort
 // puts -0.0 before +0.0 and orders NaNs by their bits (the NaNs first,
@@ -30,8 +31,9 @@ import (
 // depends only on its contents.
 //
 // Strings, and integers and floats with InPlace or below 4096 elements,
-// are sorted by a parallel pattern-defeating quicksort that uses no extra
-// memory beyond O(log n) stack; it is not stable (which can only be seen
+// are sorted by a parallel pattern-defeating quicksort that allocates no
+// buffer: beyond O(log n) stack, a few small objects per call whatever
+// len(s) (TestSortMemoryAsDocumented); it is not stable (which can only be seen
 // on -0.0 and +0.0, and on NaNs). Without options its leaves are chosen
 // adaptively; Grain(n) sets the size below which a subrange is sorted
 // sequentially. Grain does not affect the radix sort.
@@ -53,7 +55,8 @@ func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 // cmp is called concurrently from several goroutines and must be safe for
 // that (a pure function of its arguments is). A panic in cmp reaches the
 // caller as a *forkjoin.PanicError; s then holds a permutation of its input.
-// SortFunc uses no extra memory beyond O(log n) stack.
+// SortFunc allocates no buffer: beyond O(log n) stack, a few small objects
+// per call whatever len(s) (TestSortMemoryAsDocumented).
 func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortFunc", r)
 	if len(s) < 2 {
@@ -71,8 +74,9 @@ func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts 
 // cmp is called concurrently and must be safe for that. A panic in cmp
 // reaches the caller as a *forkjoin.PanicError; s then holds a permutation
 // of its input. SortStableFunc allocates one buffer of len(s) elements
-// (slices smaller than a few dozen elements are insertion-sorted in place).
-// Grain(n) sets the size of the leaves sorted sequentially.
+// (TestSortMemoryAsDocumented; slices smaller than a few dozen elements are
+// insertion-sorted in place). Grain(n) sets the size of the leaves sorted
+// sequentially.
 func SortStableFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortStableFunc", r)
 	if len(s) < 2 {

@@ -32,7 +32,8 @@ type keyed[K cmp.Ordered] struct {
 // with equal keys in an unspecified order; SortStableByKey keeps them in
 // input order.
 //
-// Extra memory: n (key, int) pairs and n elements (the permuted copy).
+// Extra memory: n (key, int) pairs and n elements (the permuted copy:
+// TestSortMemoryAsDocumented).
 // Grain(g) sets the pieces of the key pass and the leaves of the sort. A
 // panic in key reaches the caller as a *forkjoin.PanicError, with s
 // unmodified. Canceled (run by a task whose context is canceled), or
