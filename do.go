@@ -15,8 +15,8 @@ import (
 //
 // r is a *forkjoin.Pool, a *forkjoin.Worker or nil (forkjoin.Default()).
 // A panic in a function reaches the caller as a *forkjoin.PanicError once
-// the other functions have stopped; the pool survives (TestDoPanics). Do
-// panics if a function is nil.
+// the other functions have stopped; the pool survives (TestDoPanics,
+// TestHelpersStopWritingBeforeReturn). Do panics if a function is nil.
 func Do(r forkjoin.Runner, fns ...func()) {
 	checkRunner("Do", r)
 	for i, f := range fns {

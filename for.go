@@ -31,8 +31,9 @@ import (
 // body the Runner directly).
 //
 // A panic in body reaches the caller as a *forkjoin.PanicError once the
-// other iterations in flight have stopped; the pool survives. For panics if
-// body is nil or n is negative.
+// other iterations in flight have stopped; the pool survives (TestForPanics,
+// TestHelpersStopWritingBeforeReturn). For panics if body is nil or n is
+// negative (TestForNilBody, TestNegativeN).
 //
 // For calls body through a function value once per index, which the
 // compiler cannot inline: for a body of a few nanoseconds (out[i] = in[i]*k)

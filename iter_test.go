@@ -22,11 +22,10 @@ import (
 // elements it yielded, whether a yield returned false, whether it ran to
 // its end, and whether a panic went through it.
 type seqProbe struct {
-	pulled    atomic.Int64
-	refused   atomic.Bool
-	ended     atomic.Bool
-	unwound   atomic.Bool
-	callerGID atomic.Int64
+	pulled  atomic.Int64
+	refused atomic.Bool
+	ended   atomic.Bool
+	unwound atomic.Bool
 }
 
 func (p *seqProbe) seq(n int) iter.Seq[int] {
@@ -516,5 +515,60 @@ func TestMapSeqPanicInOrder(t *testing.T) {
 		require.True(t, ok, "recovered %#v", v)
 		require.Equal(t, "speculative", pe.Value)
 		require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, got)
+	}
+}
+
+// TestSeqPulledOnCallingGoroutine: ForSeq and MapSeq pull seq on the
+// goroutine that calls ForSeq or ranges over MapSeq's result, never on a
+// worker running chunks: from outside and from a task (with its *Worker and
+// with the *Pool), with chunks of one element (Grain(1)) and adaptive ones
+// past the probe, while a slow body keeps the pool busy.
+func TestSeqPulledOnCallingGoroutine(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	n := 3000
+	if testenv.Race {
+		n = 600
+	}
+	// seq yields 0..n-1 and records every goroutine it was pulled on.
+	seq := func(pullers *sync.Map) iter.Seq[int] {
+		return func(yield func(int) bool) {
+			for i := range n {
+				pullers.Store(goroutineID(), true)
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+	body := func(int) { spinFor(20 * time.Microsecond) }
+	check := func(what string, r forkjoin.Runner, opts []Option) {
+		caller := goroutineID()
+		for _, mapSeq := range []bool{false, true} {
+			var pullers sync.Map
+			if mapSeq {
+				got := 0
+				for range MapSeq(r, seq(&pullers), func(i int) int { body(i); return i }, opts...) {
+					got++
+				}
+				require.Equal(t, n, got, what)
+			} else {
+				ForSeq(r, seq(&pullers), body, opts...)
+			}
+			pullers.Range(func(g, _ any) bool {
+				require.Equal(t, caller, g, "%s, MapSeq %v: seq pulled on goroutine %s, not the caller's", what, mapSeq, g)
+				return true
+			})
+		}
+	}
+	for _, opts := range [][]Option{{Grain(1)}, nil} {
+		testenv.Within(t, "from outside", func() { check("from outside", p, opts) })
+		testenv.Within(t, "from a task", func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				check("from a task, its *Worker", w, opts)
+				check("from a task, the *Pool", p, opts)
+				return 0
+			})
+		})
 	}
 }

@@ -348,7 +348,8 @@ func maxAll[E cmp.Ordered](acc E, s []E) E {
 
 // Min returns the smallest element of s, found in parallel on r. Like
 // slices.Min it panics if s is empty and, for floating-point elements,
-// returns NaN if any element is NaN. r and the options are as for For.
+// returns NaN if any element is NaN (TestMinMaxFloats). r and the options
+// are as for For.
 func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Min", r)
 	if len(s) == 0 {
@@ -359,7 +360,8 @@ func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 
 // Max returns the largest element of s, found in parallel on r. Like
 // slices.Max it panics if s is empty and, for floating-point elements,
-// returns NaN if any element is NaN. r and the options are as for For.
+// returns NaN if any element is NaN (TestMinMaxFloats). r and the options
+// are as for For.
 func Max[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Max", r)
 	if len(s) == 0 {
