@@ -52,8 +52,9 @@ import (
 //
 // r, the options, the sequential threshold and panics are as for For; a
 // panic in body also stops the loop as an error does, and is re-raised as
-// a *forkjoin.PanicError, even if another call returned an error. ForErr
-// panics if body is nil or n is negative.
+// a *forkjoin.PanicError, even if another call returned an error
+// (TestErrHelpersPanics, TestErrHelpersPanicAfterErrorIsRaised). ForErr
+// panics if body is nil or n is negative (TestErrHelpersBadInput).
 func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) error {
 	checkRunner("ForErr", r)
 	if body == nil {
