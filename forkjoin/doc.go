@@ -45,8 +45,10 @@
 // meanwhile. A worker whose joined task was stolen does not block: it runs
 // other tasks of the same computation (its own, then the thief's, then
 // anyone's) until the task completes, and sleeps only when there is none
-// to run; it never runs a task of another computation, whose panic or
-// runtime.Goexit could then unwind through the frames it waits in. Idle
+// to run (TestJoinerRunsTasksOfItsComputation); it never runs a task of
+// another computation, whose panic or runtime.Goexit could then unwind
+// through the frames it waits in
+// (TestGoexitInOtherComputationDoesNotFailJoiner). Idle
 // workers steal from random victims, then run tasks handed off by waiting
 // workers, then take submissions from outside (one at a time, oldest first
 // within a priority: see ExecutePriority), then spin briefly and sleep; new
