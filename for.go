@@ -98,8 +98,9 @@ func forBody(body func(i int), lo, hi int) {
 // [0, n), in parallel on r, and returns when all calls have returned. It is
 // For for cheap iterations: the loop over a subrange is the caller's own
 // code, so the per-index cost is a plain loop step rather than a function
-// call. Subranges are never empty; how many there are and how large depends
-// on the splitting (adaptive by default, at most g indices with Grain(g)).
+// call. Subranges are never empty (TestForRange); how many there are and
+// how large depends on the splitting (adaptive by default, at most g
+// indices with Grain(g)).
 //
 // r, the options, the sequential threshold and panics are as for For.
 // ForRange panics if body is nil or n is negative.

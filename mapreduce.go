@@ -205,7 +205,8 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 //	for i := 0; i < n; i++ { acc = fold(acc, i) }
 //
 // whatever the pieces; order is always kept, so combine need not be
-// commutative. An n of 0 returns zero without calling leaf.
+// commutative (TestReduceRange). An n of 0 returns zero without calling
+// leaf (TestReduceRangeSum).
 //
 // Reduce calls its fold once per element; a fold of a few nanoseconds then
 // costs about as much as the call, and ReduceRange, whose leaf inlines it,
@@ -259,7 +260,7 @@ func leafSeq[A any](leaf func(acc A, lo, hi int) A, acc A, n int) A {
 
 // Filter returns, in their original order, the elements of in for which
 // keep returns true, calling keep in parallel on r. The result is a new
-// slice (nil if nothing is kept); in is not modified. keep must be safe to
+// slice (nil if nothing is kept: TestFilterCount); in is not modified. keep must be safe to
 // call concurrently. r, the options, the sequential threshold and panics
 // are as for For. Filter panics if keep is nil.
 //
@@ -291,7 +292,7 @@ type Number interface {
 
 // Sum returns the sum of the elements of s, added in parallel on r (0 for
 // an empty s). Integer sums equal the sequential sum exactly, overflow
-// included (they wrap the same way); floating-point sums may differ from
+// included (they wrap the same way: TestSumFloatClose); floating-point sums may differ from
 // the sequential left-to-right sum in the last bits, since pieces are added
 // separately (see Reduce). r and the options are as for For.
 func Sum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) E {

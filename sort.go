@@ -54,8 +54,8 @@ func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 //
 // cmp is called concurrently from several goroutines and must be safe for
 // that (a pure function of its arguments is). A panic in cmp reaches the
-// caller as a *forkjoin.PanicError; s then holds a permutation of its input.
-// SortFunc allocates no buffer: beyond O(log n) stack, a few small objects
+// caller as a *forkjoin.PanicError; s then holds a permutation of its input
+// (TestSortComparatorPanic). SortFunc allocates no buffer: beyond O(log n) stack, a few small objects
 // per call whatever len(s) (TestSortMemoryAsDocumented).
 func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortFunc", r)
