@@ -151,7 +151,9 @@ func foldSpec[E, A any](in []E, fold func(A, E) A, combine func(A, A) A, grain i
 //	for _, x := range in { acc = fold(acc, x) }
 //
 // newAcc, fold and combine must be safe to call concurrently; newAcc is
-// called once per piece (once in all when the loop runs on the caller).
+// called once per piece (once in all when the loop runs on the caller), and
+// an accumulator is folded by one piece only (TestReduceWith,
+// TestReduceWithAccumulatorPerPiece).
 // r, the options, the sequential threshold and panics are as for Reduce.
 // ReduceWith panics if newAcc, fold or combine is nil.
 func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(A, E) A,
