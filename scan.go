@@ -26,7 +26,9 @@ import (
 // covers len(s) and otherwise sets the block size to g. Unlike the other
 // helpers Scan does not probe: a larger slice goes to the pool at once. A
 // panic in op reaches the caller as a *forkjoin.PanicError, and s is then
-// left partly scanned. Scan panics if op is nil.
+// left partly scanned (TestNewHelpersPanics,
+// TestScanJoinParticipantsAfterPanic). Scan panics if op is nil
+// (TestScanInputs).
 func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option) {
 	checkRunner("Scan", r)
 	if op == nil {

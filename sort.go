@@ -16,7 +16,8 @@ import (
 // Sort sorts s in increasing order, in parallel on r (a *forkjoin.Pool,
 // the *forkjoin.Worker of the calling task, or nil for forkjoin.Default()).
 // The result is the one slices.Sort gives: for floating-point types NaNs
-// come first, ordered as by cmp.Less.
+// come first, ordered as by cmp.Less (TestSortRunners; internal/sorts
+// TestSortRadixIntegerTypes, TestSortRadixFloats).
 //
 // Slices of integers (any kind, named types included) and of floats with
 // at least 4096 elements are sorted by a parallel radix sort, which
@@ -28,7 +29,8 @@ import (
 // elements that compare equal in an unspecified order, the radix sort
 // puts -0.0 before +0.0 and orders NaNs by their bits (the NaNs first,
 // then -Inf ... +Inf): the result is a sorted permutation of s that
-// depends only on its contents.
+// depends only on its contents (TestSortSignedZerosWhereDocumented,
+// TestSortRadixFloats).
 //
 // Strings, and integers and floats with InPlace or below 4096 elements,
 // are sorted by a parallel pattern-defeating quicksort that allocates no
@@ -69,7 +71,8 @@ func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts 
 // SortStableFunc sorts s in increasing order as determined by cmp, keeping
 // the original order of equal elements, in parallel on r (a
 // *forkjoin.Pool, the *forkjoin.Worker of the calling task, or nil for
-// forkjoin.Default()). The result is exactly that of slices.SortStableFunc.
+// forkjoin.Default()). The result is exactly that of slices.SortStableFunc
+// (TestSortRunners).
 //
 // cmp is called concurrently and must be safe for that. A panic in cmp
 // reaches the caller as a *forkjoin.PanicError; s then holds a permutation
