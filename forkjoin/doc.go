@@ -72,9 +72,12 @@
 //     as do a Pool not made by New, a nil Option and a nil context
 //     (TestUserMistakeInsideTaskIsTheTasks).
 //   - A panic in a task never kills a worker: it is captured with its stack
-//     as a *PanicError (see Panics below).
+//     as a *PanicError (see Panics below; TestPanicInJoin,
+//     TestPanicInStolenTask and TestPanicInExecute check that the pool keeps
+//     all its workers).
 //   - Close runs everything accepted, then stops the workers; work submitted
-//     afterwards fails with ErrClosed.
+//     afterwards fails with ErrClosed (TestCloseRunsEverythingOnce,
+//     TestAfterClose).
 //   - Tasks should not block: a blocked worker holds up a core's worth of
 //     the pool. Wrap unavoidable blocking in Block, which runs a
 //     compensating worker meanwhile. A task that blocks outside Block
@@ -129,7 +132,8 @@
 // or from outside: as a *PanicError holding the panic value (errors.Is and
 // errors.As see through it) and the stack where it was raised. A panic
 // re-raised by a nested join keeps its first *PanicError, so the stack is
-// the original one.
+// the original one (TestPanicContractInlineAndSubmitted, TestPanicInJoin,
+// TestCapturePanic).
 //
 //	call                                          a panic in the task
 //	Invoke, Run, Join, Future.Join                 re-panics with the *PanicError
