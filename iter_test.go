@@ -168,7 +168,40 @@ func TestForSeqBoundedInFlight(t *testing.T) {
 		}, Grain(g))
 	})
 	require.EqualValues(t, 3000, finished.Load())
-	require.LessOrEqual(t, worst.Load(), int64((seqWindow*par+1)*g))
+	require.LessOrEqual(t, worst.Load(), int64((2*par+1)*g))
+}
+
+// TestMapSeqBoundedInFlight: MapSeq's bound, as TestForSeqBoundedInFlight
+// ForSeq's: with a consumer slower than f, the elements pulled and not yet
+// consumed never exceed (2·P + 1)·g (the chunks held, with their results),
+// on 2 and 4 workers.
+func TestMapSeqBoundedInFlight(t *testing.T) {
+	const g = 8
+	for _, par := range []int{2, 4} {
+		p := forkjoin.New(forkjoin.WithParallelism(par))
+		var pulled, consumed, worst atomic.Int64
+		seq := func(yield func(int) bool) {
+			for i := range 3000 {
+				held := pulled.Add(1) - consumed.Load()
+				worst.Store(max(worst.Load(), held))
+				if !yield(i) {
+					return
+				}
+			}
+		}
+		testenv.Within(t, "MapSeq", func() {
+			next := 0
+			for v := range MapSeq(p, seq, func(i int) int { return i }, Grain(g)) {
+				require.Equal(t, next, v)
+				next++
+				spinFor(5 * time.Microsecond)
+				consumed.Add(1)
+			}
+			require.Equal(t, 3000, next)
+		})
+		p.Close()
+		require.LessOrEqual(t, worst.Load(), int64((2*par+1)*g), "P=%d", par)
+	}
 }
 
 // TestMapSeqEarlyStop: a consumer that breaks after k results stops the
@@ -204,7 +237,7 @@ func TestMapSeqEarlyStop(t *testing.T) {
 				require.True(t, sp.refused.Load(), "the seq's yield did not return false")
 				require.False(t, sp.ended.Load())
 				if opts != nil {
-					require.LessOrEqual(t, sp.pulled.Load(), int64(k+1+(seqWindow*par+1)*g))
+					require.LessOrEqual(t, sp.pulled.Load(), int64(k+1+(2*par+1)*g))
 				}
 			})
 		}
@@ -425,7 +458,7 @@ func TestForSeqNoStaleTasks(t *testing.T) {
 	}
 	testenv.Within(t, "a ForSeq on every worker", done.Wait)
 	t.Logf("most tasks queued: %d", worst.Load())
-	require.LessOrEqual(t, worst.Load(), int64(par*seqWindow*par))
+	require.LessOrEqual(t, worst.Load(), int64(par*2*par))
 }
 
 // TestForSeqBoundedQueueAfterReturn: with both workers blocked, a ForSeq
@@ -452,7 +485,7 @@ func TestForSeqBoundedQueueAfterReturn(t *testing.T) {
 	err := p.Execute(func(*forkjoin.Worker) {})
 	close(release)
 	require.EqualValues(t, 9_999*10_000/2, sum.Load())
-	require.LessOrEqual(t, q, seqWindow*par, "no-op tasks left queued")
+	require.LessOrEqual(t, q, 2*par, "no-op tasks left queued (the documented 2·P)")
 	require.NoError(t, err, "an unrelated Execute after ForSeq returned")
 }
 
