@@ -538,12 +538,12 @@ func (s *seqRun[E, R]) inline(body func(E), x E) (ok bool) {
 //
 // Each range over the result ranges over seq once, pulling it on the
 // ranging goroutine (TestSeqPulledOnCallingGoroutine), which also receives
-// the results; f runs in chunks on
-// pool tasks (and on the ranging goroutine when the pool is behind), and must
-// be safe to call concurrently. r, the options and the chunks are as for
-// ForSeq; results are buffered only in the chunks, so a range holds at most
-// 2·P + 1 chunks of elements and their results (TestMapSeqBoundedInFlight). If r is a *forkjoin.Worker,
-// range over the result only from the task running on it.
+// the results; f runs in chunks on pool tasks (and on the ranging goroutine
+// when the pool is behind), and must be safe to call concurrently. r, the
+// options and the chunks are as for ForSeq; results are buffered only in
+// the chunks, so a range holds at most 2·P + 1 chunks of elements and their
+// results (TestMapSeqBoundedInFlight). If r is a *forkjoin.Worker, range
+// over the result only from the task running on it.
 //
 // Stopping the range early (break) stops the pulling, skips the chunks no
 // task has started and waits for the running ones: when the loop statement
