@@ -9,7 +9,8 @@
 // (two closures) or Fork and Future.Join, and passes the worker down. (Typed
 // tasks, which fork with no allocation at all through task.InvokeBoth, or
 // none while the Future stays in the forking function through task.Fork,
-// are package task's.) With closures:
+// are package task's: TestForkAllocatesNothing,
+// TestTypedPathAllocatesNothing.) With closures:
 //
 //	pool := forkjoin.New()
 //	defer pool.Close()
@@ -36,7 +37,8 @@
 // Scope.Spawn (a closure) or task.Spawn (a typed action, stored unboxed);
 // RunScope returns once all of them have finished. Spawned tasks run in
 // nodes their spawning worker recycles, so a spawn allocates nothing in
-// the steady state beyond what its closure captures.
+// the steady state beyond what its closure captures
+// (TestSpawnAllocatesNothing).
 //
 // # How it runs
 //
