@@ -57,10 +57,15 @@ func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 // cmp is called concurrently from several goroutines and must be safe for
 // that (a pure function of its arguments is). A panic in cmp reaches the
 // caller as a *forkjoin.PanicError; s then holds a permutation of its input
-// (TestSortComparatorPanic). SortFunc allocates no buffer: beyond O(log n) stack, a few small objects
-// per call whatever len(s) (TestSortMemoryAsDocumented).
+// (TestSortComparatorPanic). SortFunc allocates no buffer: beyond O(log n)
+// stack, a few small objects per call whatever len(s)
+// (TestSortMemoryAsDocumented). SortFunc panics if cmp is nil
+// (TestSortFuncNilCmp).
 func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortFunc", r)
+	if cmp == nil {
+		panic("magpie: SortFunc called with a nil cmp")
+	}
 	if len(s) < 2 {
 		return
 	}
@@ -79,9 +84,12 @@ func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts 
 // of its input. SortStableFunc allocates one buffer of len(s) elements
 // (TestSortMemoryAsDocumented; slices smaller than a few dozen elements are
 // insertion-sorted in place). Grain(n) sets the size of the leaves sorted
-// sequentially.
+// sequentially. SortStableFunc panics if cmp is nil (TestSortFuncNilCmp).
 func SortStableFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortStableFunc", r)
+	if cmp == nil {
+		panic("magpie: SortStableFunc called with a nil cmp")
+	}
 	if len(s) < 2 {
 		return
 	}

@@ -305,3 +305,18 @@ func TestSortMemoryAsDocumented(t *testing.T) {
 		require.Less(t, least, uint64(c.want+slack), c.name)
 	}
 }
+
+// TestSortFuncNilCmp: SortFunc and SortStableFunc refuse a nil cmp with a
+// message naming themselves, whatever the length of s, as every other
+// helper refuses a nil function (SortByKey a nil key): before, an empty or
+// one-element s was accepted and a longer one failed inside the sort with
+// a nil dereference wrapped in a *forkjoin.PanicError.
+func TestSortFuncNilCmp(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 100_000} {
+		s := make([]int, n)
+		require.PanicsWithValue(t, "magpie: SortFunc called with a nil cmp",
+			func() { magpie.SortFunc(nil, s, nil) }, "n=%d", n)
+		require.PanicsWithValue(t, "magpie: SortStableFunc called with a nil cmp",
+			func() { magpie.SortStableFunc(nil, s, nil) }, "n=%d", n)
+	}
+}
