@@ -1,6 +1,8 @@
 package magpie
 
 import (
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,4 +72,40 @@ func TestDoPanics(t *testing.T) {
 	require.PanicsWithValue(t, "magpie: Do called with a nil function at index 1", func() { Do(p, func() {}, nil) })
 	Do(p, func() { ran.Add(1) }) // the pool survives
 	require.GreaterOrEqual(t, ran.Load(), int32(2))
+}
+
+// goroutineID returns the calling goroutine's id, read from its stack
+// header ("goroutine 7 [running]:").
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	return strings.Fields(string(buf))[1]
+}
+
+// TestDoSingleRunsOnCaller: Do with one function runs it on the caller's
+// goroutine, from outside the pool (nothing is submitted) and from a task
+// with its *Worker, and its panic still arrives as a *forkjoin.PanicError.
+func TestDoSingleRunsOnCaller(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	caller := goroutineID()
+	before := p.Stats().Submitted
+	var ran string
+	Do(p, func() { ran = goroutineID() })
+	require.Equal(t, caller, ran, "from outside")
+	require.Equal(t, before, p.Stats().Submitted, "nothing submitted")
+	forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+		task := goroutineID()
+		Do(w, func() { ran = goroutineID() })
+		require.Equal(t, task, ran, "from a task")
+		return struct{}{}
+	})
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		Do(p, func() { panic("single") })
+	}()
+	pe, ok := got.(*forkjoin.PanicError)
+	require.True(t, ok, "recovered %T", got)
+	require.Equal(t, "single", pe.Value)
 }

@@ -24,8 +24,11 @@
 // TestLoopsRacingClose). Results equal
 // those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
-// package slices. A panic in a function passed to a helper reaches the
-// caller as a *forkjoin.PanicError, and the pool survives it.
+// package slices (TestMap, TestFilterCount, TestReduceKeepsOrder,
+// TestSortRunners, TestOrderSensitiveHelpersMatchSequential). A panic in a
+// function passed to a helper reaches the caller as a *forkjoin.PanicError,
+// and the pool survives it (TestForPanics, TestNewHelpersPanics,
+// TestMapReducePanics).
 //
 // # Granularity
 //

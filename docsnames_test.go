@@ -13,11 +13,11 @@ import (
 )
 
 // The docs name the test or benchmark behind each claim (docs/design.md,
-// docs/benchmarks.md, docs/reliability.md, README.md). TestDocsNameRealTests
-// keeps those names honest: every name the docs give is a function of some
-// _test.go file of the repository (any module in it: bench and docs/plot
-// too), so a renamed or deleted test cannot leave a claim pointing at
-// nothing.
+// docs/benchmarks.md, docs/reliability.md, README.md, and the doc comments
+// of the Go files). TestDocsNameRealTests keeps those names honest: every
+// name the docs give is a function of some _test.go file of the repository
+// (any module in it: bench and docs/plot too), so a renamed or deleted test
+// cannot leave a claim pointing at nothing.
 
 // docNameRE matches a test, benchmark, fuzz target or example name in the
 // docs, with the two shorthands they use: a trailing * for every function
@@ -62,6 +62,22 @@ func TestDocsNameRealTests(t *testing.T) {
 	docs, err := filepath.Glob("docs/*.md")
 	require.NoError(t, err)
 	docs = append(docs, "README.md")
+	// The package documentation and doc comments name tests too: every
+	// non-test Go file of the repository, but for docs/plot, whose comments
+	// quote the format of benchmark output ("BenchmarkName N value unit").
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (path == filepath.Join("docs", "plot") || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			docs = append(docs, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 	checked := 0
 	for _, doc := range docs {
 		text, err := os.ReadFile(doc)

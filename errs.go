@@ -22,7 +22,8 @@ import (
 // bound before each call, so once the bound is lowered (right after the
 // error is recorded) at most one call per worker still running the loop
 // starts (the one whose check came first), and pieces not yet started
-// never run. ForErr returns only once every call that started has
+// never run (TestErrHelpersAllFailBound, TestForContextStopsAfterError).
+// ForErr returns only once every call that started has
 // returned, as errgroup.Group.Wait does: nothing of the call runs after it
 // returns, also when a body calls runtime.Goexit (as t.FailNow does): the
 // caller then gets a *forkjoin.PanicError with ErrGoexit once the pieces
@@ -46,12 +47,14 @@ import (
 // ctx.Err() would hide the error that caused the cancel. When only one
 // index fails, or the loop runs sequentially (a Grain covering n, a
 // one-worker pool, or a short loop the probe keeps on its caller), the
-// result is the sequential loop's.
+// result is the sequential loop's (TestForContextFirstErrorNotLowestIndex,
+// TestErrHelpersManyFailures).
 //
 // r, the options, the sequential threshold and panics are as for For; a
 // panic in body also stops the loop as an error does, and is re-raised as
-// a *forkjoin.PanicError, even if another call returned an error. ForErr
-// panics if body is nil or n is negative.
+// a *forkjoin.PanicError, even if another call returned an error
+// (TestErrHelpersPanics, TestErrHelpersPanicAfterErrorIsRaised). ForErr
+// panics if body is nil or n is negative (TestErrHelpersBadInput).
 func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) error {
 	checkRunner("ForErr", r)
 	if body == nil {
@@ -84,7 +87,8 @@ func ForErr(r forkjoin.Runner, n int, body func(i int) error, opts ...Option) er
 // one when several fail); if no call returned an error but ctx is done when
 // the loop ends, it returns ctx.Err(), whether or not every iteration ran.
 // A nil error therefore means that body ran for every i and returned nil. If
-// ctx is done before the call, no iteration runs. It returns only once every
+// ctx is done before the call, no iteration runs (TestForContextParentDone,
+// TestContextHelpersDoneBeforeCallRunNothing). It returns only once every
 // call that started has returned. r, the options and panics are as for
 // ForErr. ForContext panics if ctx or body is nil or n is negative.
 func ForContext(ctx context.Context, r forkjoin.Runner, n int,

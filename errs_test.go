@@ -489,3 +489,48 @@ func TestErrHelpersSmallNoAlloc(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = ForErr(single, len(xs), body) }))
 	require.True(t, slices.ContainsFunc(xs, func(x int) bool { return x > 0 }))
 }
+
+// TestErrHelpersPanicAfterErrorIsRaised: a call that panics after another
+// call's error was recorded still has its panic re-raised as a
+// *forkjoin.PanicError, not dropped for the error: index 0 fails once
+// index 1 has started, and index 1 panics once index 0 has failed, on two
+// workers (a round where the two did not run at once proves nothing and
+// is only counted; each waits at most a second for the other).
+func TestErrHelpersPanicAfterErrorIsRaised(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	boom := errors.New("boom")
+	for name, run := range errHelpers {
+		together := 0
+		for range 10 {
+			var started1, failing0 atomic.Bool
+			fails := func(i int) bool {
+				if i == 1 {
+					started1.Store(true)
+					for deadline := time.Now().Add(time.Second); !failing0.Load() && time.Now().Before(deadline); {
+						runtime.Gosched()
+					}
+					time.Sleep(time.Millisecond) // let index 0's error be recorded
+					panic(boom)
+				}
+				for deadline := time.Now().Add(time.Second); !started1.Load() && time.Now().Before(deadline); {
+					runtime.Gosched()
+				}
+				if started1.Load() {
+					together++
+				}
+				failing0.Store(true)
+				return true
+			}
+			var got any
+			testenv.Within(t, name, func() {
+				defer func() { got = recover() }()
+				run(p, 2, fails, []Option{Grain(1)})
+			})
+			pe, ok := got.(*forkjoin.PanicError)
+			require.True(t, ok, "%s: recovered %T %v", name, got, got)
+			require.ErrorIs(t, pe, boom, name)
+		}
+		t.Logf("%s: %d of 10 rounds had both calls running", name, together)
+	}
+}

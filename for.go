@@ -31,8 +31,9 @@ import (
 // body the Runner directly).
 //
 // A panic in body reaches the caller as a *forkjoin.PanicError once the
-// other iterations in flight have stopped; the pool survives. For panics if
-// body is nil or n is negative.
+// other iterations in flight have stopped; the pool survives (TestForPanics,
+// TestHelpersStopWritingBeforeReturn). For panics if body is nil or n is
+// negative (TestForNilBody, TestNegativeN).
 //
 // For calls body through a function value once per index, which the
 // compiler cannot inline: for a body of a few nanoseconds (out[i] = in[i]*k)
@@ -97,8 +98,9 @@ func forBody(body func(i int), lo, hi int) {
 // [0, n), in parallel on r, and returns when all calls have returned. It is
 // For for cheap iterations: the loop over a subrange is the caller's own
 // code, so the per-index cost is a plain loop step rather than a function
-// call. Subranges are never empty; how many there are and how large depends
-// on the splitting (adaptive by default, at most g indices with Grain(g)).
+// call. Subranges are never empty (TestForRange); how many there are and
+// how large depends on the splitting (adaptive by default, at most g
+// indices with Grain(g)).
 //
 // r, the options, the sequential threshold and panics are as for For.
 // ForRange panics if body is nil or n is negative.

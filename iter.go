@@ -471,27 +471,31 @@ func (s *seqRun[E, R]) rethrowRun() {
 // task, or nil for forkjoin.Default().
 //
 // seq is pulled on the calling goroutine only (an iter.Seq need not be
-// safe to pull concurrently), in chunks that pool tasks run; the caller
+// safe to pull concurrently: TestSeqPulledOnCallingGoroutine), in chunks that pool tasks run; the caller
 // runs chunks too whenever the pool is behind. Without options the loop
 // first runs on the caller for about 50 µs (a short loop never touches the
 // pool) and then sizes its chunks from the time an element takes (about
 // 50 µs of work per chunk, at most 4096 elements); Grain(g) sets chunks of
 // g elements. Memory: at most 2·P + 1 chunks are held at once (P the
-// pool's parallelism): 2·P handed to the pool and the one being filled.
+// pool's parallelism): 2·P handed to the pool and the one being filled
+// (TestForSeqBoundedInFlight).
 // Submissions: chunks are not tied to pool tasks; at most 2·P tasks of a
 // loop are outstanding at once, each running the oldest queued chunks
 // until none is left, so a chunk the caller runs itself leaves nothing
 // behind, and once ForSeq has returned at most 2·P tasks of it that found
-// no work may still sit in the pool's queue (they run no user code).
+// no work may still sit in the pool's queue (they run no user code:
+// TestForSeqNoStaleTasks, TestForSeqBoundedQueueAfterReturn).
 //
 // A panic in body stops the pulling (seq's yield returns false), waits for
-// the chunks in flight, and reaches the caller as a *forkjoin.PanicError.
-// A panic in seq itself propagates unchanged, once the chunks in flight
-// have finished. ForSeq never sleeps on a chunk no task has started, so
-// body may call helpers on the same pool, and ForSeq may be called from a
-// task, with its *Worker or its *Pool, without deadlock. If the pool
-// refuses a chunk (a full WithMaxQueued queue, a closed pool), the caller
-// runs it. ForSeq panics if seq or body is nil.
+// the chunks in flight, and reaches the caller as a *forkjoin.PanicError
+// (TestSeqBodyPanics). A panic in seq itself propagates unchanged, once the
+// chunks in flight have finished (TestSeqSourcePanics). ForSeq never sleeps
+// on a chunk no task has started, so body may call helpers on the same
+// pool, and ForSeq may be called from a task, with its *Worker or its
+// *Pool, without deadlock (TestForSeqNested). If the pool refuses a chunk
+// (a full WithMaxQueued queue, a closed pool), the caller runs it
+// (TestForSeqRefusedChunks). ForSeq panics if seq or body is nil
+// (TestSeqNilArguments).
 //
 // Known limit (found by review, not fixed yet): a body that calls
 // runtime.Goexit unwinds the calling goroutine through the seq when its
@@ -533,25 +537,28 @@ func (s *seqRun[E, R]) inline(body func(E), x E) (ok bool) {
 //	func(yield func(R) bool) { for x := range seq { if !yield(f(x)) { return } } }
 //
 // Each range over the result ranges over seq once, pulling it on the
-// ranging goroutine, which also receives the results; f runs in chunks on
-// pool tasks (and on the ranging goroutine when the pool is behind), and must
-// be safe to call concurrently. r, the options and the chunks are as for
-// ForSeq; results are buffered only in the chunks, so a range holds at most
-// 2·P + 1 chunks of elements and their results. If r is a *forkjoin.Worker,
-// range over the result only from the task running on it.
+// ranging goroutine (TestSeqPulledOnCallingGoroutine), which also receives
+// the results; f runs in chunks on pool tasks (and on the ranging goroutine
+// when the pool is behind), and must be safe to call concurrently. r, the
+// options and the chunks are as for ForSeq; results are buffered only in
+// the chunks, so a range holds at most 2·P + 1 chunks of elements and their
+// results (TestMapSeqBoundedInFlight). If r is a *forkjoin.Worker, range
+// over the result only from the task running on it.
 //
 // Stopping the range early (break) stops the pulling, skips the chunks no
 // task has started and waits for the running ones: when the loop statement
-// ends, no call of f is running. f runs ahead of the consumer, but a panic
+// ends, no call of f is running (TestMapSeqEarlyStop). f runs ahead of the consumer, but a panic
 // in f is raised where the sequential loop would raise it: the range
 // yields every result before the panicking element, in order, and then
 // the panic arrives as a *forkjoin.PanicError (after the chunks in flight
 // have stopped); if the consumer stops before reaching that element, the
-// panic is dropped. A panic in seq or in the loop's body propagates
+// panic is dropped (TestMapSeqPanicInOrder, TestMapSeqPanicAfterBreak). A
+// panic in seq or in the loop's body propagates
 // unchanged, likewise after the chunks in flight; a panic in seq drops the
 // results not yet yielded, and with them any panic of f recorded among
 // them (the sequential loop would have yielded those results, or raised
-// f's panic, first). MapSeq panics if seq or f is nil. The submission bound and the Goexit limit of ForSeq apply too.
+// f's panic, first). MapSeq panics if seq or f is nil. The submission
+// bound and the Goexit limit of ForSeq apply too.
 func MapSeq[E, R any](r forkjoin.Runner, seq iter.Seq[E], f func(E) R, opts ...Option) iter.Seq[R] {
 	checkRunner("MapSeq", r)
 	if seq == nil {

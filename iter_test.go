@@ -22,11 +22,10 @@ import (
 // elements it yielded, whether a yield returned false, whether it ran to
 // its end, and whether a panic went through it.
 type seqProbe struct {
-	pulled    atomic.Int64
-	refused   atomic.Bool
-	ended     atomic.Bool
-	unwound   atomic.Bool
-	callerGID atomic.Int64
+	pulled  atomic.Int64
+	refused atomic.Bool
+	ended   atomic.Bool
+	unwound atomic.Bool
 }
 
 func (p *seqProbe) seq(n int) iter.Seq[int] {
@@ -169,7 +168,40 @@ func TestForSeqBoundedInFlight(t *testing.T) {
 		}, Grain(g))
 	})
 	require.EqualValues(t, 3000, finished.Load())
-	require.LessOrEqual(t, worst.Load(), int64((seqWindow*par+1)*g))
+	require.LessOrEqual(t, worst.Load(), int64((2*par+1)*g))
+}
+
+// TestMapSeqBoundedInFlight: MapSeq's bound, as TestForSeqBoundedInFlight
+// ForSeq's: with a consumer slower than f, the elements pulled and not yet
+// consumed never exceed (2·P + 1)·g (the chunks held, with their results),
+// on 2 and 4 workers.
+func TestMapSeqBoundedInFlight(t *testing.T) {
+	const g = 8
+	for _, par := range []int{2, 4} {
+		p := forkjoin.New(forkjoin.WithParallelism(par))
+		var pulled, consumed, worst atomic.Int64
+		seq := func(yield func(int) bool) {
+			for i := range 3000 {
+				held := pulled.Add(1) - consumed.Load()
+				worst.Store(max(worst.Load(), held))
+				if !yield(i) {
+					return
+				}
+			}
+		}
+		testenv.Within(t, "MapSeq", func() {
+			next := 0
+			for v := range MapSeq(p, seq, func(i int) int { return i }, Grain(g)) {
+				require.Equal(t, next, v)
+				next++
+				spinFor(5 * time.Microsecond)
+				consumed.Add(1)
+			}
+			require.Equal(t, 3000, next)
+		})
+		p.Close()
+		require.LessOrEqual(t, worst.Load(), int64((2*par+1)*g), "P=%d", par)
+	}
 }
 
 // TestMapSeqEarlyStop: a consumer that breaks after k results stops the
@@ -205,7 +237,7 @@ func TestMapSeqEarlyStop(t *testing.T) {
 				require.True(t, sp.refused.Load(), "the seq's yield did not return false")
 				require.False(t, sp.ended.Load())
 				if opts != nil {
-					require.LessOrEqual(t, sp.pulled.Load(), int64(k+1+(seqWindow*par+1)*g))
+					require.LessOrEqual(t, sp.pulled.Load(), int64(k+1+(2*par+1)*g))
 				}
 			})
 		}
@@ -426,7 +458,7 @@ func TestForSeqNoStaleTasks(t *testing.T) {
 	}
 	testenv.Within(t, "a ForSeq on every worker", done.Wait)
 	t.Logf("most tasks queued: %d", worst.Load())
-	require.LessOrEqual(t, worst.Load(), int64(par*seqWindow*par))
+	require.LessOrEqual(t, worst.Load(), int64(par*2*par))
 }
 
 // TestForSeqBoundedQueueAfterReturn: with both workers blocked, a ForSeq
@@ -453,7 +485,7 @@ func TestForSeqBoundedQueueAfterReturn(t *testing.T) {
 	err := p.Execute(func(*forkjoin.Worker) {})
 	close(release)
 	require.EqualValues(t, 9_999*10_000/2, sum.Load())
-	require.LessOrEqual(t, q, seqWindow*par, "no-op tasks left queued")
+	require.LessOrEqual(t, q, 2*par, "no-op tasks left queued (the documented 2·P)")
 	require.NoError(t, err, "an unrelated Execute after ForSeq returned")
 }
 
@@ -516,5 +548,60 @@ func TestMapSeqPanicInOrder(t *testing.T) {
 		require.True(t, ok, "recovered %#v", v)
 		require.Equal(t, "speculative", pe.Value)
 		require.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, got)
+	}
+}
+
+// TestSeqPulledOnCallingGoroutine: ForSeq and MapSeq pull seq on the
+// goroutine that calls ForSeq or ranges over MapSeq's result, never on a
+// worker running chunks: from outside and from a task (with its *Worker and
+// with the *Pool), with chunks of one element (Grain(1)) and adaptive ones
+// past the probe, while a slow body keeps the pool busy.
+func TestSeqPulledOnCallingGoroutine(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	n := 3000
+	if testenv.Race {
+		n = 600
+	}
+	// seq yields 0..n-1 and records every goroutine it was pulled on.
+	seq := func(pullers *sync.Map) iter.Seq[int] {
+		return func(yield func(int) bool) {
+			for i := range n {
+				pullers.Store(goroutineID(), true)
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+	body := func(int) { spinFor(20 * time.Microsecond) }
+	check := func(what string, r forkjoin.Runner, opts []Option) {
+		caller := goroutineID()
+		for _, mapSeq := range []bool{false, true} {
+			var pullers sync.Map
+			if mapSeq {
+				got := 0
+				for range MapSeq(r, seq(&pullers), func(i int) int { body(i); return i }, opts...) {
+					got++
+				}
+				require.Equal(t, n, got, what)
+			} else {
+				ForSeq(r, seq(&pullers), body, opts...)
+			}
+			pullers.Range(func(g, _ any) bool {
+				require.Equal(t, caller, g, "%s, MapSeq %v: seq pulled on goroutine %s, not the caller's", what, mapSeq, g)
+				return true
+			})
+		}
+	}
+	for _, opts := range [][]Option{{Grain(1)}, nil} {
+		testenv.Within(t, "from outside", func() { check("from outside", p, opts) })
+		testenv.Within(t, "from a task", func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				check("from a task, its *Worker", w, opts)
+				check("from a task, the *Pool", p, opts)
+				return 0
+			})
+		})
 	}
 }

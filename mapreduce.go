@@ -151,7 +151,9 @@ func foldSpec[E, A any](in []E, fold func(A, E) A, combine func(A, A) A, grain i
 //	for _, x := range in { acc = fold(acc, x) }
 //
 // newAcc, fold and combine must be safe to call concurrently; newAcc is
-// called once per piece (once in all when the loop runs on the caller).
+// called once per piece (once in all when the loop runs on the caller), and
+// an accumulator is folded by one piece only (TestReduceWith,
+// TestReduceWithAccumulatorPerPiece).
 // r, the options, the sequential threshold and panics are as for Reduce.
 // ReduceWith panics if newAcc, fold or combine is nil.
 func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(A, E) A,
@@ -205,7 +207,8 @@ func ReduceWith[E, A any](r forkjoin.Runner, in []E, newAcc func() A, fold func(
 //	for i := 0; i < n; i++ { acc = fold(acc, i) }
 //
 // whatever the pieces; order is always kept, so combine need not be
-// commutative. An n of 0 returns zero without calling leaf.
+// commutative (TestReduceRange). An n of 0 returns zero without calling
+// leaf (TestReduceRangeSum).
 //
 // Reduce calls its fold once per element; a fold of a few nanoseconds then
 // costs about as much as the call, and ReduceRange, whose leaf inlines it,
@@ -259,7 +262,7 @@ func leafSeq[A any](leaf func(acc A, lo, hi int) A, acc A, n int) A {
 
 // Filter returns, in their original order, the elements of in for which
 // keep returns true, calling keep in parallel on r. The result is a new
-// slice (nil if nothing is kept); in is not modified. keep must be safe to
+// slice (nil if nothing is kept: TestFilterCount); in is not modified. keep must be safe to
 // call concurrently. r, the options, the sequential threshold and panics
 // are as for For. Filter panics if keep is nil.
 //
@@ -291,7 +294,7 @@ type Number interface {
 
 // Sum returns the sum of the elements of s, added in parallel on r (0 for
 // an empty s). Integer sums equal the sequential sum exactly, overflow
-// included (they wrap the same way); floating-point sums may differ from
+// included (they wrap the same way: TestSumFloatClose); floating-point sums may differ from
 // the sequential left-to-right sum in the last bits, since pieces are added
 // separately (see Reduce). r and the options are as for For.
 func Sum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) E {
@@ -348,7 +351,8 @@ func maxAll[E cmp.Ordered](acc E, s []E) E {
 
 // Min returns the smallest element of s, found in parallel on r. Like
 // slices.Min it panics if s is empty and, for floating-point elements,
-// returns NaN if any element is NaN. r and the options are as for For.
+// returns NaN if any element is NaN (TestMinMaxFloats). r and the options
+// are as for For.
 func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Min", r)
 	if len(s) == 0 {
@@ -359,7 +363,8 @@ func Min[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 
 // Max returns the largest element of s, found in parallel on r. Like
 // slices.Max it panics if s is empty and, for floating-point elements,
-// returns NaN if any element is NaN. r and the options are as for For.
+// returns NaN if any element is NaN (TestMinMaxFloats). r and the options
+// are as for For.
 func Max[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) E {
 	checkRunner("Max", r)
 	if len(s) == 0 {

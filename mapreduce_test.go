@@ -176,6 +176,9 @@ func TestFilterCount(t *testing.T) {
 			if !slices.Equal(got, want) {
 				return fmt.Errorf("Filter: got %d elements, want %d", len(got), len(want))
 			}
+			if (got == nil) != (len(want) == 0) {
+				return fmt.Errorf("Filter: nil result %v for %d kept, want nil exactly when nothing is kept", got == nil, len(want))
+			}
 			if c := Count(r, in, keep, opts...); c != len(want) {
 				return fmt.Errorf("Count %d want %d", c, len(want))
 			}
@@ -235,6 +238,15 @@ func TestSumFloatClose(t *testing.T) {
 	require.InDelta(t, want, Sum(nil, xs), 1e-9)
 	require.Equal(t, complex(3, 3), Sum(nil, []complex128{1 + 1i, 2 + 2i}))
 	require.Equal(t, uint8(4), Sum(nil, []uint8{200, 60}), "wraps like the sequential sum")
+	wraps := make([]int8, 100_000) // wraps many times over, across pieces
+	var wrapped int8
+	for i := range wraps {
+		wraps[i] = int8(i*37 + 11)
+		wrapped += wraps[i]
+	}
+	for _, g := range grainOpts {
+		require.Equal(t, wrapped, Sum(nil, wraps, g.opts...), "int8 sum wraps like the sequential sum, %s", g.name)
+	}
 }
 
 // TestSumGroupsAsReduce checks that Sum, Min and Max, whose leaves loop

@@ -4,7 +4,8 @@ import "github.com/magpie-go/magpie/forkjoin"
 
 // MinFunc returns the first minimal element of s according to cmp, found
 // in parallel on r: the result of slices.MinFunc, which returns the first
-// of several minimal elements. cmp must be a consistent ordering (as for
+// of several minimal elements (TestMinMaxFunc, TestMinMaxFuncRandom). cmp
+// must be a consistent ordering (as for
 // slices.SortFunc) and safe to call concurrently. Like slices.MinFunc it
 // panics if s is empty. r, the options, the sequential threshold and
 // panics are as for For. MinFunc panics if cmp is nil.

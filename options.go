@@ -10,7 +10,8 @@ type options struct {
 
 // Grain sets a fixed cutoff: the helper splits work down to pieces of at
 // most n elements (or indices) and runs each piece sequentially. Without it
-// the helpers split adaptively, which needs no tuning. n < 1 is taken as 1.
+// the helpers split adaptively, which needs no tuning. n < 1 is taken as 1
+// (TestGrainBelowOneIsOne).
 func Grain(n int) Option {
 	return func(o *options) { o.grain = max(n, 1) }
 }

@@ -17,8 +17,9 @@ import "github.com/magpie-go/magpie/forkjoin"
 // caller's goroutine to a worker between two of them (never back and
 // forth), so T should not be tied to a goroutine. Inside the pool, a
 // piece's state is made by init on the worker that runs the piece, so
-// that small states of different workers do not share cache lines. T is
-// usually a pointer, since body gets a copy.
+// that small states of different workers do not share cache lines
+// (TestForInit, TestPieceStateMadeWhereItRuns). T is usually a pointer,
+// since body gets a copy.
 //
 // How often init is called: never when n is 0; once when the loop runs on
 // the caller (a Grain covering n, a pool of one worker, or a short loop
@@ -28,8 +29,10 @@ import "github.com/magpie-go/magpie/forkjoin"
 // queued hands its rest to the probe (slackgate.go); otherwise once per
 // piece: with Grain(g) about n/g times (each piece holds at most g
 // indices), adaptively once plus once per split, and lazy splitting splits
-// only when a worker is idle, typically a few times per worker. init must be safe to call concurrently. r, the options
-// and panics (in init as in body) are as for For. ForInit panics if init
+// only when a worker is idle, typically a few times per worker (TestForInit
+// checks never, once, and at most g indices per state). init must be safe
+// to call concurrently. r, the options and panics (in init as in body) are
+// as for For. ForInit panics if init
 // or body is nil or n is negative.
 func ForInit[T any](r forkjoin.Runner, n int, init func() T, body func(state T, i int), opts ...Option) {
 	checkRunner("ForInit", r)

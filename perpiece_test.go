@@ -197,3 +197,32 @@ func TestPieceStateMadeWhereItRuns(t *testing.T) {
 		require.Zero(t, moved.Load(), what+": calls on a state made by another goroutine")
 	}
 }
+
+// TestReduceWithAccumulatorPerPiece: ReduceWith's newAcc as ForInit's
+// init (pieceStates.check): once in all when the loop runs on the caller,
+// one accumulator per piece otherwise, never shared by two folds at once,
+// each folding a contiguous run of increasing elements, at most g of them
+// with Grain(g), every element folded once.
+func TestReduceWithAccumulatorPerPiece(t *testing.T) {
+	forEachConfig(t, func(r forkjoin.Runner, n int, opts []Option) error {
+		if n == 0 {
+			return nil // no piece: ReduceWith returns a fresh accumulator
+		}
+		var ps pieceStates
+		in := ints(n)
+		for i := range in {
+			in[i] = i // fold sees the index
+		}
+		var bad atomic.Value
+		ReduceWith(r, in, ps.init, func(st *pieceState, i int) *pieceState {
+			if err := st.use(i); err != nil {
+				bad.Store(err)
+			}
+			return st
+		}, func(a, b *pieceState) *pieceState { return a }, opts...)
+		if err, _ := bad.Load().(error); err != nil {
+			return err
+		}
+		return ps.check(r, n, opts)
+	})
+}

@@ -15,16 +15,20 @@ import (
 // to call concurrently; it needs no identity. Floating-point addition is
 // not associative: a float prefix may differ from the sequential one in its
 // last bits. A parallel scan calls op once for each element of a block
-// scanned in place and twice for the others (reduced, then scanned), plus
-// once per block: between n and 2n times instead of n - 1, 4/3 n on two
-// workers when both keep pace (scanblock.go, TestScanWork).
+// scanned in place and twice for the others (reduced, then scanned, the
+// reduction one call short of the block's length, the prefix one call):
+// from n - 1 times, as the sequential loop, when every block is scanned in
+// place, to under 2n when every block after the first is reduced; about
+// 4/3 n on two workers when both keep pace (scanblock.go, TestScanWork).
 //
 // r is as for For. Without options, a slice of at most SequentialThreshold
 // elements is scanned on the caller; Grain(g) scans on the caller when g
 // covers len(s) and otherwise sets the block size to g. Unlike the other
 // helpers Scan does not probe: a larger slice goes to the pool at once. A
 // panic in op reaches the caller as a *forkjoin.PanicError, and s is then
-// left partly scanned. Scan panics if op is nil.
+// left partly scanned (TestNewHelpersPanics,
+// TestScanJoinParticipantsAfterPanic). Scan panics if op is nil
+// (TestScanInputs).
 func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option) {
 	checkRunner("Scan", r)
 	if op == nil {

@@ -13,7 +13,8 @@ import (
 // first match; but once a match at index i is known, no piece that starts
 // above i starts or splits any more, and a running one stops at its next
 // element (at most one more call per worker), while pieces below i run on,
-// since a lower match may still be there. pred must be safe to call
+// since a lower match may still be there (TestSearchMatchesSequential,
+// TestIndexFuncFirstMatchWhenLaterFinishesFirst, TestSearchStopsOnceDecided). pred must be safe to call
 // concurrently. r, the options, the sequential threshold and panics are as
 // for For; a panic in pred stops the whole search. IndexFunc panics if pred
 // is nil.
@@ -48,7 +49,8 @@ func IndexFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ..
 // slices.ContainsFunc does, calling pred in parallel on r. Once a match is
 // found anywhere, every piece stops: no piece starts or splits any more,
 // and a running one stops at its next element (at most one more call per
-// worker). pred must be safe to call concurrently. r, the options, the
+// worker: TestSearchStopsOnceDecided, TestSearchAllMatchBound). pred must
+// be safe to call concurrently. r, the options, the
 // sequential threshold and panics are as for For. ContainsFunc panics if
 // pred is nil.
 func ContainsFunc[S ~[]E, E any](r forkjoin.Runner, s S, pred func(E) bool, opts ...Option) bool {

@@ -16,22 +16,26 @@ import (
 // Sort sorts s in increasing order, in parallel on r (a *forkjoin.Pool,
 // the *forkjoin.Worker of the calling task, or nil for forkjoin.Default()).
 // The result is the one slices.Sort gives: for floating-point types NaNs
-// come first, ordered as by cmp.Less.
+// come first, ordered as by cmp.Less (TestSortRunners; internal/sorts
+// TestSortRadixIntegerTypes, TestSortRadixFloats).
 //
 // Slices of integers (any kind, named types included) and of floats with
 // at least 4096 elements are sorted by a parallel radix sort, which
 // allocates a scratch buffer of len(s) elements for the duration of the
 // call; the InPlace option avoids it (and sorts them as strings are
-// sorted, by quicksort, in O(log n) stack). Integers come out bit for bit
+// sorted, by quicksort, in O(log n) stack: TestSortMemoryAsDocumented,
+// TestSortRadixInPlace). Integers come out bit for bit
 // as slices.Sort leaves them. For floats, where slices.Sort leaves
 // elements that compare equal in an unspecified order, the radix sort
 // puts -0.0 before +0.0 and orders NaNs by their bits (the NaNs first,
 // then -Inf ... +Inf): the result is a sorted permutation of s that
-// depends only on its contents.
+// depends only on its contents (TestSortSignedZerosWhereDocumented,
+// TestSortRadixFloats).
 //
 // Strings, and integers and floats with InPlace or below 4096 elements,
-// are sorted by a parallel pattern-defeating quicksort that uses no extra
-// memory beyond O(log n) stack; it is not stable (which can only be seen
+// are sorted by a parallel pattern-defeating quicksort that allocates no
+// buffer: beyond O(log n) stack, a few small objects per call whatever
+// len(s) (TestSortMemoryAsDocumented); it is not stable (which can only be seen
 // on -0.0 and +0.0, and on NaNs). Without options its leaves are chosen
 // adaptively; Grain(n) sets the size below which a subrange is sorted
 // sequentially. Grain does not affect the radix sort.
@@ -52,10 +56,16 @@ func Sort[S ~[]E, E cmp.Ordered](r forkjoin.Runner, s S, opts ...Option) {
 //
 // cmp is called concurrently from several goroutines and must be safe for
 // that (a pure function of its arguments is). A panic in cmp reaches the
-// caller as a *forkjoin.PanicError; s then holds a permutation of its input.
-// SortFunc uses no extra memory beyond O(log n) stack.
+// caller as a *forkjoin.PanicError; s then holds a permutation of its input
+// (TestSortComparatorPanic). SortFunc allocates no buffer: beyond O(log n)
+// stack, a few small objects per call whatever len(s)
+// (TestSortMemoryAsDocumented). SortFunc panics if cmp is nil
+// (TestSortFuncNilCmp).
 func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortFunc", r)
+	if cmp == nil {
+		panic("magpie: SortFunc called with a nil cmp")
+	}
 	if len(s) < 2 {
 		return
 	}
@@ -66,15 +76,20 @@ func SortFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts 
 // SortStableFunc sorts s in increasing order as determined by cmp, keeping
 // the original order of equal elements, in parallel on r (a
 // *forkjoin.Pool, the *forkjoin.Worker of the calling task, or nil for
-// forkjoin.Default()). The result is exactly that of slices.SortStableFunc.
+// forkjoin.Default()). The result is exactly that of slices.SortStableFunc
+// (TestSortRunners).
 //
 // cmp is called concurrently and must be safe for that. A panic in cmp
 // reaches the caller as a *forkjoin.PanicError; s then holds a permutation
 // of its input. SortStableFunc allocates one buffer of len(s) elements
-// (slices smaller than a few dozen elements are insertion-sorted in place).
-// Grain(n) sets the size of the leaves sorted sequentially.
+// (TestSortMemoryAsDocumented; slices smaller than a few dozen elements are
+// insertion-sorted in place). Grain(n) sets the size of the leaves sorted
+// sequentially. SortStableFunc panics if cmp is nil (TestSortFuncNilCmp).
 func SortStableFunc[S ~[]E, E any](r forkjoin.Runner, s S, cmp func(a, b E) int, opts ...Option) {
 	checkRunner("SortStableFunc", r)
+	if cmp == nil {
+		panic("magpie: SortStableFunc called with a nil cmp")
+	}
 	if len(s) < 2 {
 		return
 	}

@@ -248,3 +248,75 @@ func TestSortRadixInPlace(t *testing.T) {
 	require.GreaterOrEqual(t, alloc(), size, "the radix sort's buffer")
 	require.Less(t, alloc(), 2*size, "the radix sort's buffer")
 }
+
+// TestSortMemoryAsDocumented: the memory each sort's doc states, measured
+// as the bytes allocated during one call (the least of three, so that an
+// allocation elsewhere in the process cannot fail it) on 1<<18 int64s
+// (1<<16 under -race):
+// Sort's radix sort a scratch buffer of len(s) elements, SortStableFunc
+// one buffer of len(s) elements, SortByKey and SortStableByKey n (key,
+// int) pairs and n elements; SortFunc, Sort with InPlace and Sort of
+// strings no buffer, a few small objects whatever len(s) (under 64 KiB,
+// an eighth of the smallest buffer here).
+func TestSortMemoryAsDocumented(t *testing.T) {
+	n := 1 << 18
+	if testenv.Race {
+		n = 1 << 16
+	}
+	const elem, pair = 8, 16 // int64, and its (key int64, index int) pair
+	const slack = 64 << 10
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer p.Close()
+	in := make([]int64, n)
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for i := range in {
+		in[i] = rnd.Int64()
+	}
+	strs := make([]string, n)
+	for i := range strs {
+		strs[i] = fmt.Sprint(in[i])
+	}
+	key := func(x int64) int64 { return -x }
+	for _, c := range []struct {
+		name string
+		sort func(s []int64, t []string)
+		want int // bytes of buffers: the allocation must be in [want, want+slack)
+	}{
+		{"Sort", func(s []int64, _ []string) { magpie.Sort(p, s) }, n * elem},
+		{"Sort InPlace", func(s []int64, _ []string) { magpie.Sort(p, s, magpie.InPlace()) }, 0},
+		{"Sort strings", func(_ []int64, t []string) { magpie.Sort(p, t) }, 0},
+		{"SortFunc", func(s []int64, _ []string) { magpie.SortFunc(p, s, cmp.Compare[int64]) }, 0},
+		{"SortStableFunc", func(s []int64, _ []string) { magpie.SortStableFunc(p, s, cmp.Compare[int64]) }, n * elem},
+		{"SortByKey", func(s []int64, _ []string) { magpie.SortByKey(p, s, key) }, n * (pair + elem)},
+		{"SortStableByKey", func(s []int64, _ []string) { magpie.SortStableByKey(p, s, key) }, n * (pair + elem)},
+	} {
+		least := uint64(1<<63 - 1)
+		for range 3 {
+			s, ts := slices.Clone(in), slices.Clone(strs)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			c.sort(s, ts)
+			runtime.ReadMemStats(&after)
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		t.Logf("%s: %d bytes allocated for %d elements", c.name, least, n)
+		require.GreaterOrEqual(t, least, uint64(c.want), c.name)
+		require.Less(t, least, uint64(c.want+slack), c.name)
+	}
+}
+
+// TestSortFuncNilCmp: SortFunc and SortStableFunc refuse a nil cmp with a
+// message naming themselves, whatever the length of s, as every other
+// helper refuses a nil function (SortByKey a nil key): before, an empty or
+// one-element s was accepted and a longer one failed inside the sort with
+// a nil dereference wrapped in a *forkjoin.PanicError.
+func TestSortFuncNilCmp(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 100_000} {
+		s := make([]int, n)
+		require.PanicsWithValue(t, "magpie: SortFunc called with a nil cmp",
+			func() { magpie.SortFunc(nil, s, nil) }, "n=%d", n)
+		require.PanicsWithValue(t, "magpie: SortStableFunc called with a nil cmp",
+			func() { magpie.SortStableFunc(nil, s, nil) }, "n=%d", n)
+	}
+}

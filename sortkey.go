@@ -23,8 +23,9 @@ type keyed[K cmp.Ordered] struct {
 // SortByKey sorts s in increasing order of key(x), in parallel on r (a
 // *forkjoin.Pool, the *forkjoin.Worker of the calling task, or nil for
 // forkjoin.Default()). key is called exactly once per element, in
-// parallel, so it must be safe to call concurrently. Keys are ordered by
-// cmp.Compare (NaNs first). The sort is not stable: the result is ordered
+// parallel, so it must be safe to call concurrently (TestSortByKeySmall,
+// TestSortByKeyLarge). Keys are ordered by cmp.Compare (NaNs first:
+// TestSortByKeyFloatKeys). The sort is not stable: the result is ordered
 // as by
 //
 //	slices.SortFunc(s, func(a, b E) int { return cmp.Compare(key(a), key(b)) })
@@ -32,10 +33,10 @@ type keyed[K cmp.Ordered] struct {
 // with equal keys in an unspecified order; SortStableByKey keeps them in
 // input order.
 //
-// Extra memory: n (key, int) pairs and n elements (the permuted copy).
-// Grain(g) sets the pieces of the key pass and the leaves of the sort. A
-// panic in key reaches the caller as a *forkjoin.PanicError, with s
-// unmodified. Canceled (run by a task whose context is canceled), or
+// Extra memory: n (key, int) pairs and n elements (the permuted copy:
+// TestSortMemoryAsDocumented). Grain(g) sets the pieces of the key pass and
+// the leaves of the sort. A panic in key reaches the caller as a
+// *forkjoin.PanicError, with s unmodified (TestSortByKeyPanics). Canceled (run by a task whose context is canceled), or
 // refused by a pool that closes meanwhile, it leaves s either unmodified
 // or sorted, never part of each (TestSortByKeyCanceledLeavesPermutation).
 func SortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E) K, opts ...Option) {

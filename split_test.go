@@ -1,6 +1,7 @@
 package magpie
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -143,4 +144,14 @@ func testPools(t testing.TB) (p, single *forkjoin.Pool) {
 	single = forkjoin.New(forkjoin.WithParallelism(1))
 	t.Cleanup(func() { p.Close(); single.Close() })
 	return p, single
+}
+
+// TestGrainBelowOneIsOne: Grain(n) with n < 1 is Grain(1), as its doc says
+// (a fixed cutoff of single elements), not the adaptive splitting that no
+// Grain gives.
+func TestGrainBelowOneIsOne(t *testing.T) {
+	for _, n := range []int{0, -1, -5, math.MinInt} {
+		require.Equal(t, 1, collectOptions([]Option{Grain(n)}).grain, "Grain(%d)", n)
+	}
+	require.Equal(t, 7, collectOptions([]Option{Grain(7)}).grain)
 }

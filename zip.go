@@ -13,7 +13,8 @@ import (
 //
 // (rayon's zip followed by map). f must be safe to call concurrently. r,
 // the options, the sequential threshold and panics are as for For. Map2
-// panics if f is nil or the slices differ in length.
+// panics if f is nil or the slices differ in length (TestMap2,
+// TestZipInputs).
 func Map2[A, B, R any](r forkjoin.Runner, a []A, b []B, f func(A, B) R, opts ...Option) []R {
 	checkRunner("Map2", r)
 	if f == nil {
@@ -57,7 +58,8 @@ func map2Range[A, B, R any](r forkjoin.Runner, a []A, b []B, out []R, f func(A, 
 //
 //	for _, x := range in { if y, ok := f(x); ok { out = append(out, y) } }
 //
-// The result is a new slice (nil if f keeps nothing). f must be safe to
+// The result is a new slice (nil if f keeps nothing: TestFilterMap). f
+// must be safe to
 // call concurrently. Memory is as for Filter. r, the options, the
 // sequential threshold and panics are as for For. FilterMap panics if f is
 // nil.
@@ -170,8 +172,9 @@ func concatSegments[R any](segs [][]R) []R {
 // batches). The chunks are the granularity: every chunk may run as a
 // task of its own whatever n, so the sequential threshold does not apply;
 // the calls run on the caller only when there is one chunk, when Grain
-// covers every chunk, or when the pool has one worker. Grain(g) groups up to g consecutive chunks per task. r and
-// panics are as for For. ForChunks panics if body is nil, n is negative or
+// covers every chunk, or when the pool has one worker (TestForChunks,
+// TestForChunksParallel). Grain(g) groups up to g consecutive chunks per
+// task. r and panics are as for For. ForChunks panics if body is nil, n is negative or
 // size is less than 1.
 func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Option) {
 	checkRunner("ForChunks", r)

@@ -9,7 +9,8 @@
 // (two closures) or Fork and Future.Join, and passes the worker down. (Typed
 // tasks, which fork with no allocation at all through task.InvokeBoth, or
 // none while the Future stays in the forking function through task.Fork,
-// are package task's.) With closures:
+// are package task's: TestForkAllocatesNothing,
+// TestTypedPathAllocatesNothing.) With closures:
 //
 //	pool := forkjoin.New()
 //	defer pool.Close()
@@ -36,7 +37,8 @@
 // Scope.Spawn (a closure) or task.Spawn (a typed action, stored unboxed);
 // RunScope returns once all of them have finished. Spawned tasks run in
 // nodes their spawning worker recycles, so a spawn allocates nothing in
-// the steady state beyond what its closure captures.
+// the steady state beyond what its closure captures
+// (TestSpawnAllocatesNothing).
 //
 // # How it runs
 //
@@ -45,8 +47,10 @@
 // meanwhile. A worker whose joined task was stolen does not block: it runs
 // other tasks of the same computation (its own, then the thief's, then
 // anyone's) until the task completes, and sleeps only when there is none
-// to run; it never runs a task of another computation, whose panic or
-// runtime.Goexit could then unwind through the frames it waits in. Idle
+// to run (TestJoinerRunsTasksOfItsComputation); it never runs a task of
+// another computation, whose panic or runtime.Goexit could then unwind
+// through the frames it waits in
+// (TestGoexitInOtherComputationDoesNotFailJoiner). Idle
 // workers steal from random victims, then run tasks handed off by waiting
 // workers, then take submissions from outside (one at a time, oldest first
 // within a priority: see ExecutePriority), then spin briefly and sleep; new
@@ -70,9 +74,12 @@
 //     as do a Pool not made by New, a nil Option and a nil context
 //     (TestUserMistakeInsideTaskIsTheTasks).
 //   - A panic in a task never kills a worker: it is captured with its stack
-//     as a *PanicError (see Panics below).
+//     as a *PanicError (see Panics below; TestPanicInJoin,
+//     TestPanicInStolenTask and TestPanicInExecute check that the pool keeps
+//     all its workers).
 //   - Close runs everything accepted, then stops the workers; work submitted
-//     afterwards fails with ErrClosed.
+//     afterwards fails with ErrClosed (TestCloseRunsEverythingOnce,
+//     TestAfterClose).
 //   - Tasks should not block: a blocked worker holds up a core's worth of
 //     the pool. Wrap unavoidable blocking in Block, which runs a
 //     compensating worker meanwhile. A task that blocks outside Block
@@ -127,7 +134,8 @@
 // or from outside: as a *PanicError holding the panic value (errors.Is and
 // errors.As see through it) and the stack where it was raised. A panic
 // re-raised by a nested join keeps its first *PanicError, so the stack is
-// the original one.
+// the original one (TestPanicContractInlineAndSubmitted, TestPanicInJoin,
+// TestCapturePanic).
 //
 //	call                                          a panic in the task
 //	Invoke, Run, Join, Future.Join                 re-panics with the *PanicError

@@ -74,16 +74,21 @@ func TestMaxQueuedManySubmittersNothingLostNothingTwice(t *testing.T) {
 func TestCloseUnderLoadRunsAcceptedRejectsRest(t *testing.T) {
 	const submitters = 16
 	p := New(WithParallelism(2))
-	var accepted, ran, rejected atomic.Int64
+	// runs[g][i] counts the runs of submitter g's i-th task, accepted or
+	// not: every accepted task must run exactly once, a refused one never.
+	var runs [submitters][]atomic.Int32
+	var accepted [submitters]int
+	var rejected atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for g := 0; g < submitters; g++ {
+		runs[g] = make([]atomic.Int32, 1<<17)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			for {
-				err := p.Execute(func(*Worker) { ran.Add(1) })
+			for i := range runs[g] {
+				err := p.Execute(func(*Worker) { runs[g][i].Add(1) })
 				if errors.Is(err, ErrClosed) {
 					rejected.Add(1)
 					return
@@ -92,8 +97,9 @@ func TestCloseUnderLoadRunsAcceptedRejectsRest(t *testing.T) {
 					t.Errorf("Execute: %v", err)
 					return
 				}
-				accepted.Add(1)
+				accepted[g]++
 			}
+			t.Errorf("submitter %d: the pool accepted all its %d tasks before Close", g, len(runs[g]))
 		}()
 	}
 	close(start)
@@ -102,7 +108,18 @@ func TestCloseUnderLoadRunsAcceptedRejectsRest(t *testing.T) {
 	}
 	p.Close()
 	wg.Wait()
-	require.Equal(t, accepted.Load(), ran.Load(), "every accepted task ran exactly once")
+	total := 0
+	for g := range runs {
+		total += accepted[g]
+		for i := range runs[g] {
+			want := int32(0)
+			if i < accepted[g] {
+				want = 1
+			}
+			require.Equal(t, want, runs[g][i].Load(), "submitter %d, task %d (%d accepted): runs", g, i, accepted[g])
+		}
+	}
+	t.Logf("%d tasks accepted before Close", total)
 	require.Equal(t, int64(submitters), rejected.Load())
 	require.ErrorIs(t, p.Execute(func(*Worker) {}), ErrClosed)
 }

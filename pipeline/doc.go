@@ -18,7 +18,9 @@
 // Items leave a stage in the order they entered it unless the stage is
 // built WithUnordered (TestOrderKept). The first error (from a stage, a
 // panic as a *forkjoin.PanicError, the sink's, ErrClosed from a closed
-// pool) stops the pipeline and is Run's result; cancelling ctx stops it
-// and Run returns ctx.Err(). Run returns only once every goroutine and
-// task it started has finished.
+// pool) stops the pipeline and is Run's result
+// (TestErrorsAndPanicsStopAtEveryPosition, TestClosedPoolFailsTheRun);
+// cancelling ctx stops it and Run returns ctx.Err() (TestCancelMidStream).
+// Run returns only once every goroutine and task it started has finished
+// (TestRunWaitsForStagesIgnoringCtx; goleak in the package's TestMain).
 package pipeline

@@ -45,7 +45,7 @@
 //	left, right := task.InvokeBoth(w, Sum{s.xs[:mid], s.cut}, Sum{s.xs[mid:], s.cut})
 //
 // which says the same in one call. Neither allocates when warm (see
-// forkjoin.Future); InvokeBoth, which has no handle to settle, is the
+// forkjoin.Future; TestTypedPathAllocatesNothing); InvokeBoth, which has no handle to settle, is the
 // cheaper of the two (docs/design.md, "Measured costs"). Use Fork when a
 // task forks a varying number of subtasks or joins them out of order;
 // InvokeBoth, InvokeSlice and InvokeAll when it forks a known set and
@@ -58,7 +58,7 @@
 //     root task and get its Future at once, without waiting.
 //   - Execute, ExecutePriority: from outside the pool; queue an action and
 //     forget it (no Future; a panic goes to the pool's panic handler);
-//     allocates nothing once warm.
+//     allocates nothing once warm (TestExecuteSteadyStateAllocatesNothing).
 //   - Fork, ForkAction: from inside a task; fork one subtask, Join it later.
 //   - InvokeBoth, InvokeBothActions: two subtasks, zero allocations.
 //   - InvokeSlice: n subtasks of one type, results in order; allocates only
@@ -72,16 +72,18 @@
 // A panic in a task never kills a worker: it is captured with its stack and
 // re-raised, as a *forkjoin.PanicError whose Value is the original value,
 // in whoever joins it (Join, InvokeBoth, InvokeAll, Invoke, RunScope for
-// Spawn), or returned as the error by a submitted task's Future.Get. The InvokeX
+// Spawn), or returned as the error by a submitted task's Future.Get
+// (TestForkJoinPanicPropagates, TestSubmitPanicAndClosedPool). The InvokeX
 // functions re-panic only after every sibling has finished or been removed
-// unrun, so no task of theirs still runs when the panic reaches the caller.
+// unrun, so no task of theirs still runs when the panic reaches the caller
+// (TestInvokeAllPanicPropagates, TestInvokeAllStolenHalfRunsOn).
 //
 // # Choosing a cutoff
 //
 // Each fork costs tens of nanoseconds on the un-stolen path and far more
 // when stolen; a sequential leaf should cost microseconds to amortize it.
 //
-// Fixed(grain) splits while the size is above grain. Use it when the cost
+// Fixed(grain) splits while the size is above grain (TestFixed). Use it when the cost
 // per element is known and uniform and you can afford to measure: a grain
 // whose leaf takes 10 to 100 microseconds is usually near the optimum, and
 // the result is reproducible (the same split tree on every run, which
@@ -90,7 +92,7 @@
 // Adaptive() needs no tuning: it splits while the worker has no surplus of
 // queued work that idle workers could steal (forkjoin.Worker.Surplus, the
 // heuristic of Java's getSurplusQueuedTaskCount; lazy binary splitting),
-// never below AdaptiveFloor. When every worker is busy, tasks stop
+// never below AdaptiveFloor (TestAdaptive). When every worker is busy, tasks stop
 // splitting and run at sequential speed; when one goes idle, splitting
 // resumes where it can steal. Use it when the cost per element is unknown,
 // irregular (N-Queens, tree walks) or depends on the input, when the code
