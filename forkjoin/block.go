@@ -160,9 +160,10 @@ func Blocking(fn func()) {
 //   - spareFree: no goroutine; the slot is on p.spares. Only spareMu's
 //     holder moves a slot out of or into this state.
 //   - spareRunning: its goroutine stands in for exactly one blocked task
-//     (one spareLease holds it) and does not leave its loop but on a
-//     drained pool. It may itself block in a nested Block, which then
-//     needs a slot of its own.
+//     (one spareLease holds it) and does not leave its loop, on a drained
+//     pool neither: a fork never joined outlives its root, and may Block
+//     there (TestRev25DrainedPoolSpareStaysForItsBlock). It may itself
+//     block in a nested Block, which then needs a slot of its own.
 //   - spareRetiring: its goroutine stands in for nobody; it leaves its
 //     loop once idle (exitIdle, retiringBusy), unless a Block reclaims it
 //     first. Leaving and reclaiming are each one CAS from spareRetiring,
@@ -268,9 +269,10 @@ func (p *Pool) endSpare(l spareLease) {
 	if q != nil {
 		q.s = s // it stays spareRunning, for q's Block now
 	} else {
-		// A CAS: only a drained pool's exit (exitIdle) moves a running
-		// spare on, and a drained pool has no Block in progress; should
-		// one have left, there is nothing to retire.
+		// s is running, and only the lease's holder moves it on: a
+		// running spare stays on a drained pool too (it left, and this
+		// retired the worker of the Block that took the freed slot next:
+		// TestRev25DrainedPoolSpareStaysForItsBlock). A CAS all the same.
 		s.spareState.CompareAndSwap(spareRunning, spareRetiring)
 	}
 	p.spareMu.Unlock()

@@ -627,15 +627,16 @@ func (w *Worker) random() uint64 {
 //
 // A retiring worker leaves only if its CAS to spareExiting wins over a
 // Block reclaiming it (startSpare); having lost, it goes on as a running
-// one. On a drained pool it leaves whatever its state.
+// one. A running one stays on a drained pool too, until the Block it
+// stands in for returns and retires it (endSpare, which wakes it): a fork
+// never joined outlives its root, so a drained pool may still run Blocks.
+// It left, the slot went to the next Block, and the first Block's end
+// then retired that Block's worker (TestRev25DrainedPoolSpareStaysForItsBlock).
 func (w *Worker) exitIdle() bool {
-	if w.pool.drained() {
-		if w.spare {
-			w.spareState.Store(spareExiting)
-		}
-		return true
+	if !w.spare {
+		return w.pool.drained()
 	}
-	if w.spare && w.spareState.Load() == spareRetiring &&
+	if w.spareState.Load() == spareRetiring &&
 		w.spareState.CompareAndSwap(spareRetiring, spareExiting) {
 		w.pool.inj.trimSpares()
 		return true

@@ -1,0 +1,105 @@
+package forkjoin_test
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/forkjoin"
+)
+
+// TestRev25DrainedPoolSpareStaysForItsBlock: a fork never joined outlives
+// its root, so a closed pool can be drained (no submission in flight)
+// while such a fork is inside a Block. Two workers, one compensating
+// slot. A root forks two tasks and returns; A Blocks (G1, slot 2, stands
+// in), the pool is closed from outside, and then B forks T and Blocks
+// waiting for it, while A, once its Block has returned, computes until T
+// has run. G1 must stay while A's Block lasts and then go to B, whose
+// Block queued for it. It left as soon as the pool was drained
+// (exitIdle's drained case, whatever its state), so that B's Block took
+// the freed slot, and A's Block, ending, then told B's compensating
+// worker to retire (a lease on a slot it no longer held): that worker
+// left without running T, and the pool hung, A busy and B blocked.
+func TestRev25DrainedPoolSpareStaysForItsBlock(t *testing.T) {
+	const slot = 2 // the only compensating slot: Parallelism()
+	rescue := make(chan struct{})
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-rescue:
+		}
+	}
+	var starts atomic.Int32
+	var exitOnce sync.Once
+	g1Exit, aEnded := make(chan struct{}), make(chan struct{})
+	start := func(i int) {
+		if i == slot && starts.Add(1) == 2 {
+			wait(aEnded) // a second goroutine in the slot: hold it until A's Block is over
+		}
+	}
+	exit := func(i int) {
+		if i == slot {
+			exitOnce.Do(func() { close(g1Exit) })
+		}
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(1),
+		forkjoin.WithWorkerHooks(start, exit))
+	defer closePool(t, p)
+	defer close(rescue)
+
+	bStarted, bGo, aIn, aGo, bIn, chT := make(chan struct{}), make(chan struct{}),
+		make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var roles atomic.Int32
+	var wg sync.WaitGroup
+	wg.Add(2)
+	role := func(w *forkjoin.Worker) int {
+		defer wg.Done()
+		if roles.Add(1) == 1 { // A
+			wait(bStarted) // B runs on the other worker
+			forkjoin.Block(w, func() { close(aIn); wait(aGo) })
+			close(aEnded)
+			for { // busy until T has run
+				select {
+				case <-chT:
+					return 0
+				case <-rescue:
+					return 0
+				default:
+					runtime.Gosched()
+				}
+			}
+		}
+		close(bStarted) // B
+		wait(bGo)
+		f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(chT); return 0 }) // T
+		forkjoin.Block(w, func() { close(bIn); wait(chT) })
+		f.Join(w)
+		return 0
+	}
+	require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+		forkjoin.Fork(w, role) // never joined: the root completes at once
+		forkjoin.Fork(w, role)
+	}))
+	within(t, "A's Block", func() { <-aIn })
+	parks := func() uint64 { return p.WorkerStats()[slot].Parks }
+	waitUntil(t, "G1 asleep", func() bool { return parks() > 0 })
+	p0 := parks()
+	go p.Close() // drained: the root has completed
+	// G1 either leaves (as it did) or goes back to sleep, still A's.
+	waitUntil(t, "G1 has seen the pool drained", func() bool {
+		select {
+		case <-g1Exit:
+			return true
+		default:
+			return parks() > p0
+		}
+	})
+	close(bGo)
+	within(t, "B's Block", func() { <-bIn })
+	close(aGo)
+	within(t, "A and B", wg.Wait)
+	within(t, "Close", p.Close)
+}
