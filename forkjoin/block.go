@@ -36,11 +36,13 @@ func Block(w *Worker, fn func()) {
 	blockOn(w, fn, false)
 }
 
-// blockOn is Block; with foreign set, when no compensating worker is free
-// or retiring, fn runs on a goroutine of its own while w waits for it as a
-// worker waits for another pool's task (waitForeign), running its pool's
-// tasks, submitted ones included, meanwhile: it does not queue for one (a
-// plain Block does, see startSpare), as w itself keeps the pool going.
+// blockOn is Block; with foreign set, when no compensating worker is free,
+// fn runs on a goroutine of its own while w waits for it as a worker waits
+// for another pool's task (waitForeign), running its pool's tasks,
+// submitted ones included, meanwhile: it neither takes over a retiring
+// one, which may be busy with a long task
+// (TestRev25BlockingDoesNotTakeOverBusySpare), nor queues for one (a plain
+// Block does both, see startSpare), as w itself keeps the pool going.
 func blockOn(w *Worker, fn func(), foreign bool) {
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
@@ -208,11 +210,14 @@ type spareLease struct {
 func (l spareLease) held() bool { return l.s != nil || l.q != nil }
 
 // startSpare finds a compensating worker for a Block on w: a free slot,
-// whose goroutine it starts, or else a retiring one not blocked itself,
-// which it takes over. With neither and wait set, it queues the Block for
-// the next slot to come free (endSpare, workerExited), and the Block runs
-// uncompensated until then. Otherwise it returns an empty lease.
-// Invariant: see above.
+// whose goroutine it starts, or else, with wait set, a retiring one not
+// blocked itself, which it takes over, or else a place in the queue for
+// the next slot to come free (endSpare, workerExited): the Block runs
+// uncompensated until then. Without wait (Blocking, settleForeign, whose
+// worker can help its pool instead), a free slot or an empty lease: a
+// retiring worker may be busy with a long task, and taken over it left
+// the worker blocked with nobody to run what fn waited for
+// (TestRev25BlockingDoesNotTakeOverBusySpare). Invariant: see above.
 func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
 	p.spareMu.Lock()
 	if k := len(p.spares) - 1; k >= 0 {
@@ -224,6 +229,10 @@ func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
 		go s.loop()
 		return spareLease{s: s}
 	}
+	if !wait || len(p.workers) == p.parallelism {
+		p.spareMu.Unlock()
+		return spareLease{}
+	}
 	for _, s := range p.workers[p.parallelism:] {
 		if s.blocking.Load() == 0 && s.spareState.CompareAndSwap(spareRetiring, spareRunning) {
 			p.spareMu.Unlock()
@@ -232,10 +241,6 @@ func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
 			p.sleepers.Unpark(s.index)
 			return spareLease{s: s}
 		}
-	}
-	if !wait || len(p.workers) == p.parallelism {
-		p.spareMu.Unlock()
-		return spareLease{}
 	}
 	q := &spareWait{w: w}
 	p.spareWaits = append(p.spareWaits, q)

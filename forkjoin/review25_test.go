@@ -103,3 +103,48 @@ func TestRev25DrainedPoolSpareStaysForItsBlock(t *testing.T) {
 	within(t, "A and B", wg.Wait)
 	within(t, "Close", p.Close)
 }
+
+// TestRev25BlockingDoesNotTakeOverBusySpare: one worker, one compensating
+// slot. X Blocks; its compensating worker S runs L, a long task that
+// computes until T has run. X's Block returns (S retires, busy with L),
+// X forks T and waits for it through Blocking. With no slot free,
+// Blocking runs its function on a goroutine of its own and the worker
+// helps its pool meanwhile, so it runs T. It took S over instead (S was
+// retiring) and blocked the worker in the function, S being busy with L:
+// nobody ran T, and the pool hung (on de64c83, where a retiring spare's
+// slot was not free, it helped).
+func TestRev25BlockingDoesNotTakeOverBusySpare(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1))
+	rescue := make(chan struct{})
+	defer closePool(t, p)
+	defer close(rescue)
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-rescue:
+		}
+	}
+	lIn, chT := make(chan struct{}), make(chan struct{})
+	within(t, "Blocking after a Block", func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			require.NoError(t, p.Execute(func(*forkjoin.Worker) { // L, on S
+				close(lIn)
+				for {
+					select {
+					case <-chT:
+						return
+					case <-rescue:
+						return
+					default:
+						runtime.Gosched()
+					}
+				}
+			}))
+			forkjoin.Block(w, func() { wait(lIn) })
+			f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(chT); return 0 }) // T
+			forkjoin.Blocking(func() { wait(chT) })
+			f.Join(w)
+			return 0
+		})
+	})
+}
