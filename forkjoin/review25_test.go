@@ -1,6 +1,7 @@
 package forkjoin_test
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -147,4 +148,83 @@ func TestRev25BlockingDoesNotTakeOverBusySpare(t *testing.T) {
 			return 0
 		})
 	})
+}
+
+// TestRev25QueuedBlockEndsAsItIsServed: one worker, one slot, whose
+// retiring goroutine is held in its exit hook while the next Block
+// queues for it; the Block's function releases the hook and returns at
+// once, so that the Block's end (endSpare, leaving the queue) races with
+// the exiting goroutine handing the slot to it (workerExited). Either
+// way no compensating worker is left running for nobody: the pool goes
+// back to one worker, the hooks pair up, and Close returns.
+func TestRev25QueuedBlockEndsAsItIsServed(t *testing.T) {
+	for round := range 100 {
+		h := newHookPairs()
+		var once sync.Once
+		inExit, release := make(chan struct{}), make(chan struct{})
+		exit := func(i int) {
+			if i == 1 {
+				once.Do(func() { close(inExit); <-release })
+			}
+			h.exit(i)
+		}
+		p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
+			forkjoin.WithWorkerHooks(h.start, exit))
+		within(t, fmt.Sprintf("round %d", round), func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+				forkjoin.Block(w, func() {})
+				<-inExit
+				forkjoin.Block(w, func() {
+					close(release)
+					if round%2 == 0 {
+						runtime.Gosched()
+					}
+				})
+				return 0
+			})
+		})
+		waitUntil(t, "one worker", func() bool {
+			s := p.Stats()
+			return s.Workers == 1 && s.Idle == 1
+		})
+		within(t, "Close", p.Close)
+		h.check(t)
+	}
+}
+
+// TestRev25HandedSlotStartHookGoexit: the slot an exiting compensating
+// worker hands to a queued Block runs a fresh goroutine whose start hook
+// calls runtime.Goexit; the goroutine after it (which calls no start hook
+// again) still stands in for the Block and runs the task it waits for,
+// that only a compensating worker can run.
+func TestRev25HandedSlotStartHookGoexit(t *testing.T) {
+	var starts atomic.Int32
+	var once sync.Once
+	inExit, release := make(chan struct{}), make(chan struct{})
+	start := func(i int) {
+		if i == 1 && starts.Add(1) == 2 {
+			runtime.Goexit()
+		}
+	}
+	exit := func(i int) {
+		if i == 1 {
+			once.Do(func() { close(inExit); <-release })
+		}
+	}
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
+		forkjoin.WithWorkerHooks(start, exit), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
+	defer closePool(t, p)
+	within(t, "Block served by a restarted goroutine", func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			forkjoin.Block(w, func() {})
+			<-inExit
+			ch := make(chan struct{})
+			require.NoError(t, p.Execute(func(*forkjoin.Worker) { close(ch) }))
+			forkjoin.Block(w, func() { close(release); <-ch })
+			return 0
+		})
+	})
+	waitUntil(t, "one worker", func() bool { return p.Stats().Workers == 1 })
+	within(t, "Close", p.Close)
+	require.Equal(t, int32(2), starts.Load())
 }
