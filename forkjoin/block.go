@@ -13,8 +13,9 @@ import "runtime"
 //
 // At most WithMaxBlocked compensating workers run at once (by default the
 // pool's parallelism). A Block takes a free one, or else takes over one
-// that is retiring, left by a Block that has returned
-// (TestBlockRightAfterBlockIsCompensated); with none, fn runs without
+// that is retiring, left by a Block that has returned, and idle
+// (TestBlockRightAfterBlockIsCompensated; one busy with a task is not:
+// TestRev25BlockDoesNotTakeOverBusySpare); with none, fn runs without
 // compensation until one comes free, from a Block that returns
 // (TestBlockEndHandsSpareToQueuedBlock) or a compensating worker that
 // exits (TestBlockQueuedForExitingSpare). So while fewer Blocks are in
@@ -177,7 +178,7 @@ func Blocking(fn func()) {
 //     one (a fresh goroutine, which calls the start hook again: the hooks
 //     of an index still alternate) or puts it back on p.spares.
 //
-// So a Block that finds no free slot takes a retiring one over (it was
+// So a Block that finds no free slot takes a retiring, idle one over (it was
 // left with no compensation while the previous Block's spare was still
 // on its way out, and its fn could wait for a task that only the exiting
 // spare would have run: TestBlockRightAfterBlockIsCompensated), and a
@@ -234,7 +235,12 @@ func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
 		return spareLease{}
 	}
 	for _, s := range p.workers[p.parallelism:] {
-		if s.blocking.Load() == 0 && s.spareState.CompareAndSwap(spareRetiring, spareRunning) {
+		// Only an idle one: one running a task (perhaps a long one)
+		// stood in for nobody until that task returned, while the
+		// queue would get the next slot to come free
+		// (TestRev25BlockDoesNotTakeOverBusySpare).
+		if s.idling.Load() && s.blocking.Load() == 0 &&
+			s.spareState.CompareAndSwap(spareRetiring, spareRunning) {
 			p.spareMu.Unlock()
 			// It may sleep, or be about to, after finding no work: the
 			// blocked task's forks, published before, are for it.

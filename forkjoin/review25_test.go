@@ -228,3 +228,59 @@ func TestRev25HandedSlotStartHookGoexit(t *testing.T) {
 	within(t, "Close", p.Close)
 	require.Equal(t, int32(2), starts.Load())
 }
+
+// TestRev25BlockDoesNotTakeOverBusySpare: one worker, two compensating
+// slots, both retiring and busy when a Block comes: S1 (index 1) with L,
+// which computes until T has run, S2 (index 2) with M, which computes
+// only until that Block has started. The Block waits for T, which it
+// forked. Taking S1 over (the first retiring one) left T to nobody: S1
+// computes in L, and S2 left once M had returned. Queued, the Block gets
+// S2's slot as S2 leaves, whose fresh goroutine runs T.
+func TestRev25BlockDoesNotTakeOverBusySpare(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(2))
+	rescue := make(chan struct{})
+	defer closePool(t, p)
+	defer close(rescue)
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-rescue:
+		}
+	}
+	spin := func(ch chan struct{}) {
+		for {
+			select {
+			case <-ch:
+				return
+			case <-rescue:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	}
+	lIn, mOut, b2In, chT := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var onM, onL atomic.Int32
+	within(t, "a Block while both spares are busy", func() {
+		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) { // M, on S2
+				onM.Store(int32(w.Index()))
+				require.NoError(t, p.Execute(func(w *forkjoin.Worker) { // L, on S1
+					onL.Store(int32(w.Index()))
+					close(lIn)
+					spin(chT)
+				}))
+				forkjoin.Block(w, func() { wait(lIn) })
+				close(mOut)
+				spin(b2In)
+			}))
+			forkjoin.Block(w, func() { wait(mOut) })
+			f := forkjoin.Fork(w, func(*forkjoin.Worker) int { close(chT); return 0 }) // T
+			forkjoin.Block(w, func() { close(b2In); wait(chT) })
+			f.Join(w)
+			return 0
+		})
+	})
+	require.Equal(t, int32(2), onM.Load())
+	require.Equal(t, int32(1), onL.Load())
+}
