@@ -13,8 +13,9 @@ import "runtime"
 //
 // At most WithMaxBlocked compensating workers run at once (by default the
 // pool's parallelism). A Block takes a free one, or else takes over one
-// that is retiring, left by a Block that has returned
-// (TestBlockRightAfterBlockIsCompensated); with none, fn runs without
+// that is retiring, left by a Block that has returned, and idle
+// (TestBlockRightAfterBlockIsCompensated; one busy with a task is not:
+// TestRev25BlockDoesNotTakeOverBusySpare); with none, fn runs without
 // compensation until one comes free, from a Block that returns
 // (TestBlockEndHandsSpareToQueuedBlock) or a compensating worker that
 // exits (TestBlockQueuedForExitingSpare). So while fewer Blocks are in
@@ -36,11 +37,13 @@ func Block(w *Worker, fn func()) {
 	blockOn(w, fn, false)
 }
 
-// blockOn is Block; with foreign set, when no compensating worker is free
-// or retiring, fn runs on a goroutine of its own while w waits for it as a
-// worker waits for another pool's task (waitForeign), running its pool's
-// tasks, submitted ones included, meanwhile: it does not queue for one (a
-// plain Block does, see startSpare), as w itself keeps the pool going.
+// blockOn is Block; with foreign set, when no compensating worker is free,
+// fn runs on a goroutine of its own while w waits for it as a worker waits
+// for another pool's task (waitForeign), running its pool's tasks,
+// submitted ones included, meanwhile: it neither takes over a retiring
+// one, which may be busy with a long task
+// (TestRev25BlockingDoesNotTakeOverBusySpare), nor queues for one (a plain
+// Block does both, see startSpare), as w itself keeps the pool going.
 func blockOn(w *Worker, fn func(), foreign bool) {
 	p := w.pool
 	// Tasks w forked and keeps private would be invisible to the
@@ -160,9 +163,10 @@ func Blocking(fn func()) {
 //   - spareFree: no goroutine; the slot is on p.spares. Only spareMu's
 //     holder moves a slot out of or into this state.
 //   - spareRunning: its goroutine stands in for exactly one blocked task
-//     (one spareLease holds it) and does not leave its loop but on a
-//     drained pool. It may itself block in a nested Block, which then
-//     needs a slot of its own.
+//     (one spareLease holds it) and does not leave its loop, on a drained
+//     pool neither: a fork never joined outlives its root, and may Block
+//     there (TestRev25DrainedPoolSpareStaysForItsBlock). It may itself
+//     block in a nested Block, which then needs a slot of its own.
 //   - spareRetiring: its goroutine stands in for nobody; it leaves its
 //     loop once idle (exitIdle, retiringBusy), unless a Block reclaims it
 //     first. Leaving and reclaiming are each one CAS from spareRetiring,
@@ -174,7 +178,7 @@ func Blocking(fn func()) {
 //     one (a fresh goroutine, which calls the start hook again: the hooks
 //     of an index still alternate) or puts it back on p.spares.
 //
-// So a Block that finds no free slot takes a retiring one over (it was
+// So a Block that finds no free slot takes a retiring, idle one over (it was
 // left with no compensation while the previous Block's spare was still
 // on its way out, and its fn could wait for a task that only the exiting
 // spare would have run: TestBlockRightAfterBlockIsCompensated), and a
@@ -207,11 +211,14 @@ type spareLease struct {
 func (l spareLease) held() bool { return l.s != nil || l.q != nil }
 
 // startSpare finds a compensating worker for a Block on w: a free slot,
-// whose goroutine it starts, or else a retiring one not blocked itself,
-// which it takes over. With neither and wait set, it queues the Block for
-// the next slot to come free (endSpare, workerExited), and the Block runs
-// uncompensated until then. Otherwise it returns an empty lease.
-// Invariant: see above.
+// whose goroutine it starts, or else, with wait set, a retiring one not
+// blocked itself, which it takes over, or else a place in the queue for
+// the next slot to come free (endSpare, workerExited): the Block runs
+// uncompensated until then. Without wait (Blocking, settleForeign, whose
+// worker can help its pool instead), a free slot or an empty lease: a
+// retiring worker may be busy with a long task, and taken over it left
+// the worker blocked with nobody to run what fn waited for
+// (TestRev25BlockingDoesNotTakeOverBusySpare). Invariant: see above.
 func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
 	p.spareMu.Lock()
 	if k := len(p.spares) - 1; k >= 0 {
@@ -223,18 +230,23 @@ func (p *Pool) startSpare(w *Worker, wait bool) spareLease {
 		go s.loop()
 		return spareLease{s: s}
 	}
+	if !wait || len(p.workers) == p.parallelism {
+		p.spareMu.Unlock()
+		return spareLease{}
+	}
 	for _, s := range p.workers[p.parallelism:] {
-		if s.blocking.Load() == 0 && s.spareState.CompareAndSwap(spareRetiring, spareRunning) {
+		// Only an idle one: one running a task (perhaps a long one)
+		// stood in for nobody until that task returned, while the
+		// queue would get the next slot to come free
+		// (TestRev25BlockDoesNotTakeOverBusySpare).
+		if s.idling.Load() && s.blocking.Load() == 0 &&
+			s.spareState.CompareAndSwap(spareRetiring, spareRunning) {
 			p.spareMu.Unlock()
 			// It may sleep, or be about to, after finding no work: the
 			// blocked task's forks, published before, are for it.
 			p.sleepers.Unpark(s.index)
 			return spareLease{s: s}
 		}
-	}
-	if !wait || len(p.workers) == p.parallelism {
-		p.spareMu.Unlock()
-		return spareLease{}
 	}
 	q := &spareWait{w: w}
 	p.spareWaits = append(p.spareWaits, q)
@@ -268,9 +280,10 @@ func (p *Pool) endSpare(l spareLease) {
 	if q != nil {
 		q.s = s // it stays spareRunning, for q's Block now
 	} else {
-		// A CAS: only a drained pool's exit (exitIdle) moves a running
-		// spare on, and a drained pool has no Block in progress; should
-		// one have left, there is nothing to retire.
+		// s is running, and only the lease's holder moves it on: a
+		// running spare stays on a drained pool too (it left, and this
+		// retired the worker of the Block that took the freed slot next:
+		// TestRev25DrainedPoolSpareStaysForItsBlock). A CAS all the same.
 		s.spareState.CompareAndSwap(spareRunning, spareRetiring)
 	}
 	p.spareMu.Unlock()

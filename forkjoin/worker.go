@@ -30,8 +30,13 @@ type Worker struct {
 	// its goroutine, read by startSpare and endSpare (a spare blocked
 	// itself is not given to another Block).
 	blocking atomic.Int32
-	foreign  atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
-	inbox    atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
+	// idling is set while a compensating worker's goroutine is in its
+	// idle phase (it found no work), written by it, read by startSpare:
+	// only an idle retiring one is taken over
+	// (TestRev25BlockDoesNotTakeOverBusySpare).
+	idling  atomic.Bool
+	foreign atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
+	inbox   atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
@@ -627,15 +632,16 @@ func (w *Worker) random() uint64 {
 //
 // A retiring worker leaves only if its CAS to spareExiting wins over a
 // Block reclaiming it (startSpare); having lost, it goes on as a running
-// one. On a drained pool it leaves whatever its state.
+// one. A running one stays on a drained pool too, until the Block it
+// stands in for returns and retires it (endSpare, which wakes it): a fork
+// never joined outlives its root, so a drained pool may still run Blocks.
+// It left, the slot went to the next Block, and the first Block's end
+// then retired that Block's worker (TestRev25DrainedPoolSpareStaysForItsBlock).
 func (w *Worker) exitIdle() bool {
-	if w.pool.drained() {
-		if w.spare {
-			w.spareState.Store(spareExiting)
-		}
-		return true
+	if !w.spare {
+		return w.pool.drained()
 	}
-	if w.spare && w.spareState.Load() == spareRetiring &&
+	if w.spareState.Load() == spareRetiring &&
 		w.spareState.CompareAndSwap(spareRetiring, spareExiting) {
 		w.pool.inj.trimSpares()
 		return true
@@ -666,6 +672,19 @@ func (w *Worker) retiringBusy() bool {
 	w.pool.inj.trimSpares()
 	w.pool.wakeIfWork()
 	return true
+}
+
+// idlePhase moves w into (in) or out of the idle phase: the pool's count
+// and, for a compensating worker, idling (see startSpare).
+func (w *Worker) idlePhase(in bool) {
+	if in {
+		w.pool.addIdle(1)
+	} else {
+		w.pool.addIdle(-1)
+	}
+	if w.spare {
+		w.idling.Store(in)
+	}
 }
 
 // loop is the worker goroutine's scheduling loop.
@@ -720,11 +739,14 @@ func (w *Worker) loop() {
 
 	var bo park.Backoff
 	idle := false
+	if w.spare {
+		w.idling.Store(false)
+	}
 	for {
 		if w.inbox.Load() != nil { // a Broadcast waits for this worker
 			if idle {
 				idle = false
-				p.addIdle(-1) // a worker running user code counts as running (see caller.go)
+				w.idlePhase(false) // a worker running user code counts as running (see caller.go)
 			}
 			w.runShares()
 			bo.Reset()
@@ -734,15 +756,15 @@ func (w *Worker) loop() {
 			w.flushRetired()
 			if !idle {
 				idle = true
-				w.publish()  // before it counts as idle: see Stats
-				p.addIdle(1) // workerExited counts an idle worker out
+				w.publish()       // before it counts as idle: see Stats
+				w.idlePhase(true) // workerExited counts an idle worker out
 			}
 			break
 		}
 		if x := w.findWork(); x != nil {
 			if idle {
 				idle = false
-				p.addIdle(-1)
+				w.idlePhase(false)
 			}
 			w.execute(x)
 			bo.Reset()
@@ -757,7 +779,7 @@ func (w *Worker) loop() {
 			// an idle pool; the other order showed an idle pool with its
 			// last tasks missing (TestStatsIdleSnapshotIsExact).
 			w.publish()
-			p.addIdle(1)
+			w.idlePhase(true)
 		}
 		if w.exitIdle() {
 			break
@@ -773,7 +795,7 @@ func (w *Worker) loop() {
 		if x := w.findWork(); x != nil {
 			w.sleepers.Cancel(w.index)
 			idle = false
-			p.addIdle(-1)
+			w.idlePhase(false)
 			w.execute(x)
 			bo.Reset()
 			continue
