@@ -12,41 +12,6 @@ import (
 	"github.com/magpie-go/magpie/internal/testenv"
 )
 
-// rev25Hooks counts, per index, the goroutines between their start and
-// exit hooks, and records a start while one is already active (two
-// goroutines in one slot) or an exit with none.
-type rev25Hooks struct {
-	mu     sync.Mutex
-	active map[int]int
-	starts map[int]int
-	exits  map[int]int
-	errs   []string
-}
-
-func newRev25Hooks() *rev25Hooks {
-	return &rev25Hooks{active: map[int]int{}, starts: map[int]int{}, exits: map[int]int{}}
-}
-
-func (h *rev25Hooks) start(i int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.active[i]++
-	h.starts[i]++
-	if h.active[i] != 1 {
-		h.errs = append(h.errs, fmt.Sprintf("start %d: %d goroutines in the slot", i, h.active[i]))
-	}
-}
-
-func (h *rev25Hooks) exit(i int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.active[i]--
-	h.exits[i]++
-	if h.active[i] != 0 {
-		h.errs = append(h.errs, fmt.Sprintf("exit %d: %d goroutines left in the slot", i, h.active[i]))
-	}
-}
-
 // checkSlots checks the compensating slots of a closed pool: every one
 // free, on the spare list exactly once, none blocked, none queued for.
 func checkSlots(t *testing.T, p *Pool) {
@@ -150,9 +115,9 @@ func TestRev25SpareSlotsStress(t *testing.T) {
 		for _, maxBlocked := range []int{0, 1, 2} {
 			t.Run(fmt.Sprintf("P%d/M%d", par, maxBlocked), func(t *testing.T) {
 				for round := range 10 {
-					h := newRev25Hooks()
+					h := NewHookPairs()
 					p := New(WithParallelism(par), WithMaxBlocked(maxBlocked),
-						WithWorkerHooks(h.start, h.exit),
+						WithWorkerHooks(h.Start, h.Exit),
 						WithPanicHandler(func(*PanicError) {}))
 					var wg sync.WaitGroup
 					tasks := 3 + par
@@ -171,10 +136,7 @@ func TestRev25SpareSlotsStress(t *testing.T) {
 					})
 					testenv.Within(t, "Close", p.Close)
 					require.Zero(t, p.Stats().Workers)
-					h.mu.Lock()
-					require.Empty(t, h.errs)
-					require.Equal(t, h.starts, h.exits)
-					h.mu.Unlock()
+					h.Check(t)
 					checkSlots(t, p)
 				}
 			})
@@ -190,10 +152,10 @@ func TestRev25SpareSlotsStress(t *testing.T) {
 func TestRev25CloseRacingSpareSlots(t *testing.T) {
 	for round := range 40 {
 		forks := round%4 >= 2
-		h := newRev25Hooks()
+		h := NewHookPairs()
 		par, maxBlocked := 1+round%2, round%3
 		p := New(WithParallelism(par), WithMaxBlocked(maxBlocked),
-			WithWorkerHooks(h.start, h.exit),
+			WithWorkerHooks(h.Start, h.Exit),
 			WithPanicHandler(func(*PanicError) {}))
 		var done atomic.Int64
 		for i := range 4 {
@@ -217,10 +179,7 @@ func TestRev25CloseRacingSpareSlots(t *testing.T) {
 		testenv.Within(t, fmt.Sprintf("Close, round %d", round), p.Close)
 		require.Equal(t, int64(4), done.Load())
 		require.Zero(t, p.Stats().Workers)
-		h.mu.Lock()
-		require.Empty(t, h.errs)
-		require.Equal(t, h.starts, h.exits)
-		h.mu.Unlock()
+		h.Check(t)
 		checkSlots(t, p)
 	}
 }

@@ -159,17 +159,17 @@ func TestRev25BlockingDoesNotTakeOverBusySpare(t *testing.T) {
 // back to one worker, the hooks pair up, and Close returns.
 func TestRev25QueuedBlockEndsAsItIsServed(t *testing.T) {
 	for round := range 100 {
-		h := newHookPairs()
+		h := forkjoin.NewHookPairs()
 		var once sync.Once
 		inExit, release := make(chan struct{}), make(chan struct{})
 		exit := func(i int) {
 			if i == 1 {
 				once.Do(func() { close(inExit); <-release })
 			}
-			h.exit(i)
+			h.Exit(i)
 		}
 		p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
-			forkjoin.WithWorkerHooks(h.start, exit))
+			forkjoin.WithWorkerHooks(h.Start, exit))
 		within(t, fmt.Sprintf("round %d", round), func() {
 			forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
 				forkjoin.Block(w, func() {})
@@ -188,7 +188,7 @@ func TestRev25QueuedBlockEndsAsItIsServed(t *testing.T) {
 			return s.Workers == 1 && s.Idle == 1
 		})
 		within(t, "Close", p.Close)
-		h.check(t)
+		h.Check(t)
 	}
 }
 

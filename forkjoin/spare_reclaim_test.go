@@ -17,48 +17,6 @@ import (
 // caught retiring but not yet exited.
 const spareRounds = 300
 
-// hookPairs records WithWorkerHooks calls per index and reports a start
-// while the index's previous goroutine has not called exit, or an exit
-// with no start before it.
-type hookPairs struct {
-	mu            sync.Mutex
-	active        map[int]bool
-	starts, exits map[int]int
-	errs          []string
-}
-
-func newHookPairs() *hookPairs {
-	return &hookPairs{active: map[int]bool{}, starts: map[int]int{}, exits: map[int]int{}}
-}
-
-func (h *hookPairs) start(i int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.active[i] {
-		h.errs = append(h.errs, fmt.Sprintf("start %d while its previous goroutine runs", i))
-	}
-	h.active[i] = true
-	h.starts[i]++
-}
-
-func (h *hookPairs) exit(i int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.active[i] {
-		h.errs = append(h.errs, fmt.Sprintf("exit %d with no start", i))
-	}
-	h.active[i] = false
-	h.exits[i]++
-}
-
-// check is called after Close: every start has its exit.
-func (h *hookPairs) check(t *testing.T) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	require.Empty(t, h.errs)
-	require.Equal(t, h.starts, h.exits, "every start hook has its exit hook")
-}
-
 // TestBlockRightAfterBlockIsCompensated: on one worker with one
 // compensating slot (WithMaxBlocked(1)), a task Blocks again and again,
 // each time waiting for a task that only another worker can run (one it
@@ -73,9 +31,9 @@ func (h *hookPairs) check(t *testing.T) {
 func TestBlockRightAfterBlockIsCompensated(t *testing.T) {
 	for _, how := range []string{"submitted", "forked"} {
 		t.Run(how, func(t *testing.T) {
-			h := newHookPairs()
+			h := forkjoin.NewHookPairs()
 			p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
-				forkjoin.WithWorkerHooks(h.start, h.exit))
+				forkjoin.WithWorkerHooks(h.Start, h.Exit))
 			rescue := make(chan struct{}) // closed on the way out: frees a hung round
 			defer closePool(t, p)
 			defer close(rescue)
@@ -105,7 +63,7 @@ func TestBlockRightAfterBlockIsCompensated(t *testing.T) {
 				})
 			})
 			within(t, "Close", p.Close)
-			h.check(t)
+			h.Check(t)
 		})
 	}
 }
@@ -118,7 +76,7 @@ func TestBlockRightAfterBlockIsCompensated(t *testing.T) {
 // slot and none retiring, ran uncompensated, and the pool's one worker
 // waited for good.
 func TestBlockQueuedForExitingSpare(t *testing.T) {
-	h := newHookPairs()
+	h := forkjoin.NewHookPairs()
 	var once sync.Once
 	inExit, release := make(chan struct{}), make(chan struct{})
 	rescue := make(chan struct{})
@@ -132,10 +90,10 @@ func TestBlockQueuedForExitingSpare(t *testing.T) {
 				}
 			})
 		}
-		h.exit(i)
+		h.Exit(i)
 	}
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1),
-		forkjoin.WithWorkerHooks(h.start, exit))
+		forkjoin.WithWorkerHooks(h.Start, exit))
 	defer closePool(t, p)
 	defer close(rescue)
 	within(t, "Block while the spare exits", func() {
@@ -161,8 +119,8 @@ func TestBlockQueuedForExitingSpare(t *testing.T) {
 		})
 	})
 	within(t, "Close", p.Close)
-	h.check(t)
-	require.Equal(t, 2, h.starts[1], "the slot ran two goroutines, one after the other")
+	h.Check(t)
+	require.Equal(t, 2, h.Starts(1), "the slot ran two goroutines, one after the other")
 }
 
 // TestBlockEndHandsSpareToQueuedBlock: two workers, one compensating slot.
@@ -307,9 +265,9 @@ func TestBlockSkipsBlockedSpare(t *testing.T) {
 // wait instead of returning. The pool never has more goroutines than
 // MaxWorkers(), the hooks pair up, and it ends at Parallelism() workers.
 func TestBlockChainsWithinBoundStress(t *testing.T) {
-	h := newHookPairs()
+	h := forkjoin.NewHookPairs()
 	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(3),
-		forkjoin.WithWorkerHooks(h.start, h.exit),
+		forkjoin.WithWorkerHooks(h.Start, h.Exit),
 		forkjoin.WithPanicHandler(func(*forkjoin.PanicError) {}))
 	rescue := make(chan struct{})
 	defer closePool(t, p)
@@ -372,7 +330,7 @@ func TestBlockChainsWithinBoundStress(t *testing.T) {
 	waitUntil(t, "the spares retire", func() bool { return p.Stats().Workers == p.Parallelism() })
 	require.Zero(t, tooMany.Load(), "more goroutines than MaxWorkers")
 	within(t, "Close", p.Close)
-	h.check(t)
+	h.Check(t)
 }
 
 // TestCloseRacingBlocks: Close from outside while three tasks Block for
@@ -383,9 +341,9 @@ func TestBlockChainsWithinBoundStress(t *testing.T) {
 // worker is left, and the hooks pair up.
 func TestCloseRacingBlocks(t *testing.T) {
 	for round := range 50 {
-		h := newHookPairs()
+		h := forkjoin.NewHookPairs()
 		p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(3),
-			forkjoin.WithWorkerHooks(h.start, h.exit))
+			forkjoin.WithWorkerHooks(h.Start, h.Exit))
 		var done atomic.Int64
 		for range 3 {
 			require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
@@ -401,7 +359,7 @@ func TestCloseRacingBlocks(t *testing.T) {
 		within(t, fmt.Sprintf("Close, round %d", round), p.Close)
 		require.Equal(t, int64(3), done.Load())
 		require.Zero(t, p.Stats().Workers)
-		h.check(t)
+		h.Check(t)
 	}
 }
 
