@@ -26,6 +26,37 @@ type computation struct {
 	// unwinds if the root settles, which waits for that task
 	// (TestRev22ForkJoiningItsRootAfterCancel).
 	ended latch
+	// parent is the computation of the task that started this one with an
+	// InvokeContext inline on its worker (invokeInline), nil otherwise:
+	// this computation's root frame sits on a task of parent, which
+	// cannot return before it. A task here that waits for a SubmitContext
+	// root's Future of parent (or of a computation further down the
+	// chain) is in that root's own computation for the wait (isWithin;
+	// TestRev26GetOfRootFromNestedComputationAfterCancel).
+	parent *computation
+}
+
+// isWithin reports whether c is root or a computation nested in it
+// through InvokeContext inline calls (parent links). A nil c is within
+// nothing.
+func (c *computation) isWithin(root *computation) bool {
+	for ; c != nil; c = c.parent {
+		if c == root {
+			return true
+		}
+	}
+	return false
+}
+
+// unwindEnded unwinds a task of root's computation, or of one nested in
+// it, whose wait for root's Future ended on root's ended latch with the
+// Future not complete: root is settling canceled, waiting for this task
+// (see joinOther). It panics with root's ctx.Err(), as a fork in root's
+// computation would; from a nested computation its InvokeContext returns
+// that panic to the task of root's computation below it, which unwinds at
+// its next fork.
+func (root *computation) unwindEnded() {
+	panic(root.ctx.Err())
 }
 
 // leave ends a task counted in running, and wakes a settle waiting for the
@@ -201,6 +232,7 @@ func invokeInline[T any](ctx context.Context, w *Worker, fn func(*Worker) T) (re
 	c := newComputation(ctx)
 	defer c.stop()
 	saved := w.comp
+	c.parent = saved
 	w.comp = c
 	finished := false
 	group := w.group

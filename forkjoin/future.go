@@ -191,15 +191,16 @@ func (f *Future[T]) joinOther(w *Worker) T {
 			case c.pool.claim(&c.node):
 				c.pool.inj.dropClaimed() // its slot leaves the queue now, not at the next take
 				w.run(&c.node)
-			case c.scope != nil && c.scope == w.comp:
-				// A task of the root's own computation: once canceled,
-				// the root settles, waiting for this task, before it
-				// completes. ended is set then too; the task unwinds
-				// (the Join would re-panic with ctx.Err() anyway).
+			case c.scope != nil && w.comp.isWithin(c.scope):
+				// A task of the root's own computation, or of one nested
+				// in it by an InvokeContext inline (TestRev26GetOfRootFrom
+				// NestedComputationAfterCancel): once canceled, the root
+				// settles, waiting for this task, before it completes.
+				// ended is set then too; the task unwinds (the Join would
+				// re-panic with ctx.Err() anyway).
 				w.waitUntil(&c.scope.ended, &c.node)
 				if !c.isDone() {
-					w.checkCanceled()
-					w.waitUntil(&c.latch, &c.node) // not reached: settle set canceled before ended
+					c.scope.unwindEnded()
 				}
 			default:
 				w.waitUntil(&c.latch, &c.node)
@@ -234,7 +235,10 @@ func (f *Future[T]) joinOther(w *Worker) T {
 // computation that Gets the root's Future unwinds, as at a fork, once the
 // computation is canceled, as Join does: the canceled root waits for the
 // tasks still running before its Future completes
-// (TestRev22ForkJoiningItsRootAfterCancel).
+// (TestRev22ForkJoiningItsRootAfterCancel). So does a task of a
+// computation nested in the root's by an InvokeContext run inline from
+// one of its tasks, whose InvokeContext then returns the unwinding as its
+// error (TestRev26GetOfRootFromNestedComputationAfterCancel).
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {
@@ -246,7 +250,7 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 			// Get inside a task blocks its worker: make its private
 			// tasks stealable first, as publishCaller does.
 			w.publishTasks()
-			if c.scope != nil && c.scope == w.comp {
+			if c.scope != nil && w.comp.isWithin(c.scope) {
 				// A task of the root's own computation, as in joinOther:
 				// once canceled, the root settles, waiting for this
 				// task, before it completes. ended is set by the settle
@@ -257,7 +261,7 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 					return zero, ctx.Err()
 				}
 				if !c.isDone() {
-					w.checkCanceled() // settle set canceled before ended
+					c.scope.unwindEnded() // settle set canceled before ended
 				}
 			}
 		}

@@ -1,0 +1,58 @@
+package forkjoin_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRev26GetOfRootFromNestedComputationAfterCancel: a task of a
+// SubmitContext's computation calls InvokeContext inline (a nested
+// computation on the same worker) whose fn waits for the root's Future
+// (Get or Join). Once the root's ctx is canceled, the root's settle waits
+// for the outer task, which waits in InvokeContext for fn, which waits for
+// the root's completion.
+func TestRev26GetOfRootFromNestedComputationAfterCancel(t *testing.T) {
+	for _, wait := range []string{"join", "get"} {
+		t.Run(wait, func(t *testing.T) {
+			p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(8))
+			defer closePool(t, p)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var rf atomic.Pointer[forkjoin.Future[int]]
+			var started atomic.Int32
+			ready := make(chan struct{})
+			f := forkjoin.SubmitContext(ctx, p, func(w *forkjoin.Worker) int {
+				<-ready
+				forkjoin.Fork(w, func(w *forkjoin.Worker) int {
+					v, _ := forkjoin.InvokeContext(w.Context(), p, func(w *forkjoin.Worker) int {
+						started.Store(1)
+						if wait == "join" {
+							return rf.Load().Join(w)
+						}
+						v, _ := rf.Load().Get(context.Background())
+						return v
+					})
+					return v
+				})
+				forkjoin.Block(w, func() {
+					for started.Load() == 0 {
+						time.Sleep(100 * time.Microsecond)
+					}
+					time.Sleep(time.Millisecond)
+				})
+				cancel()
+				return 7
+			})
+			rf.Store(f)
+			close(ready)
+			var err error
+			within(t, "Get", func() { _, err = f.Get(context.Background()) })
+			require.ErrorIs(t, err, context.Canceled)
+		})
+	}
+}
