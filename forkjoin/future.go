@@ -193,8 +193,9 @@ func (f *Future[T]) joinOther(w *Worker) T {
 				w.run(&c.node)
 			case c.scope != nil && w.comp.isWithin(c.scope):
 				// A task of the root's own computation, or of one nested
-				// in it by an InvokeContext inline (TestRev26GetOfRootFrom
-				// NestedComputationAfterCancel): once canceled, the root
+				// in it by an InvokeContext inline
+				// (TestRev26GetOfRootFromNestedComputationAfterCancel):
+				// once canceled, the root
 				// settles, waiting for this task, before it completes.
 				// ended is set then too; the task unwinds (the Join would
 				// re-panic with ctx.Err() anyway).
