@@ -72,6 +72,9 @@ func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin
 		"Reduce": func(r forkjoin.Runner) {
 			require.Equal(t, sum, Reduce(r, in, 0, func(a, x int) int { return a + x }, add[int], opts...))
 		},
+		"ReduceWith": func(r forkjoin.Runner) {
+			require.Equal(t, sum, ReduceWith(r, in, func() int { return 0 }, func(a, x int) int { return a + x }, add[int], opts...))
+		},
 		"ReduceRange": func(r forkjoin.Runner) {
 			require.Equal(t, sum, ReduceRange(r, n, 0, func(acc, lo, hi int) int {
 				for _, x := range in[lo:hi] {
