@@ -26,6 +26,11 @@ import "github.com/magpie-go/magpie/forkjoin"
 //
 // r, the options, the sequential threshold and panics are as for For.
 // ForW panics if body is nil or n is negative.
+//
+// Known limit (found by review rev26, not fixed yet): on a pool closed
+// while the loop runs, the indices the caller runs itself get the closed
+// pool, and a helper body calls with it panics with forkjoin.ErrClosed,
+// which stops the loop part way (TestRev26ForWBodyGetsClosedPool).
 func ForW(r forkjoin.Runner, n int, body func(r forkjoin.Runner, i int), opts ...Option) {
 	if body == nil {
 		checkRunner("ForW", r)
