@@ -27,9 +27,9 @@ type computation struct {
 	// (TestRev22ForkJoiningItsRootAfterCancel).
 	ended latch
 	// parent is the computation of the task that started this one with an
-	// InvokeContext inline on its worker (invokeInline), nil otherwise:
-	// this computation's root frame sits on a task of parent, which
-	// cannot return before it. A task here that waits for a SubmitContext
+	// InvokeContext, inline on its worker (invokeInline) or on another
+	// pool, nil otherwise: that task of parent waits for this computation's
+	// root and cannot return before it. A task here that waits for a SubmitContext
 	// root's Future of parent (or of a computation further down the
 	// chain) is in that root's own computation for the wait (isWithin;
 	// TestRev26GetOfRootFromNestedComputationAfterCancel).
@@ -213,7 +213,11 @@ func InvokeContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) (T, 
 	if w != nil && w.pool == p {
 		return invokeInline(ctx, w, fn)
 	}
-	f := SubmitContext(ctx, p, fn)
+	var parent *computation
+	if w != nil {
+		parent = w.comp // w waits for the new computation's root, as inline
+	}
+	f := submitContext(ctx, p, fn, parent)
 	c := f.c
 	if w != nil {
 		w.waitForeign(&c.latch)
@@ -294,9 +298,16 @@ func SubmitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T) *Fut
 	if ctx == nil {
 		panic("forkjoin: SubmitContext called with a nil context")
 	}
-	p = orDefault(p, "SubmitContext")
+	return submitContext(ctx, orDefault(p, "SubmitContext"), fn, nil)
+}
+
+// submitContext is SubmitContext on p (not nil) of a computation whose
+// parent (see computation) is parent: InvokeContext from a task of another
+// pool passes the waiting task's computation.
+func submitContext[T any](ctx context.Context, p *Pool, fn func(*Worker) T, parent *computation) *Future[T] {
 	s := newSubmission[T](p, funcTask[T](fn))
 	c := newComputation(ctx)
+	c.parent = parent
 	s.comp = c
 	s.scope = c
 	if err := p.submit(ctx, &s.node, true); err != nil {

@@ -186,6 +186,13 @@ func (f *Future[T]) joinOther(w *Worker) T {
 			// Submitted: run it here if nobody has started it (it may still
 			// wait in a queue), else wait for whoever runs it.
 			switch {
+			case w.pool != c.pool && c.scope != nil && w.comp.isWithin(c.scope):
+				// As below, from a computation on another pool that a task
+				// of the root's started with InvokeContext.
+				w.waitForeign(&c.scope.ended)
+				if !c.isDone() {
+					c.scope.unwindEnded()
+				}
 			case w.pool != c.pool:
 				w.waitForeign(&c.latch)
 			case c.pool.claim(&c.node):
@@ -237,9 +244,10 @@ func (f *Future[T]) joinOther(w *Worker) T {
 // computation is canceled, as Join does: the canceled root waits for the
 // tasks still running before its Future completes
 // (TestRev22ForkJoiningItsRootAfterCancel). So does a task of a
-// computation nested in the root's by an InvokeContext run inline from
-// one of its tasks, whose InvokeContext then returns the unwinding as its
-// error (TestRev26GetOfRootFromNestedComputationAfterCancel).
+// computation nested in the root's by an InvokeContext from one of its
+// tasks, inline or on another pool, whose InvokeContext then returns the
+// unwinding as its error
+// (TestRev26GetOfRootFromNestedComputationAfterCancel).
 func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	checkFuture(f, "Get")
 	if f.c.owner != nil {

@@ -2,6 +2,7 @@ package forkjoin_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,12 +16,22 @@ import (
 // computation on the same worker) whose fn waits for the root's Future
 // (Get or Join). Once the root's ctx is canceled, the root's settle waits
 // for the outer task, which waits in InvokeContext for fn, which waits for
-// the root's completion.
+// the root's completion. The same with the InvokeContext on another pool
+// (foreign), whose computation's task waits for the root.
 func TestRev26GetOfRootFromNestedComputationAfterCancel(t *testing.T) {
-	for _, wait := range []string{"join", "get"} {
-		t.Run(wait, func(t *testing.T) {
+	for _, tc := range []struct {
+		wait    string
+		foreign bool
+	}{{"join", false}, {"get", false}, {"join", true}, {"get", true}} {
+		wait := tc.wait
+		t.Run(fmt.Sprintf("%s/foreign=%v", wait, tc.foreign), func(t *testing.T) {
 			p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(8))
 			defer closePool(t, p)
+			inner := p
+			if tc.foreign {
+				inner = forkjoin.New(forkjoin.WithParallelism(1))
+				defer closePool(t, inner)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var rf atomic.Pointer[forkjoin.Future[int]]
@@ -29,7 +40,7 @@ func TestRev26GetOfRootFromNestedComputationAfterCancel(t *testing.T) {
 			f := forkjoin.SubmitContext(ctx, p, func(w *forkjoin.Worker) int {
 				<-ready
 				forkjoin.Fork(w, func(w *forkjoin.Worker) int {
-					v, _ := forkjoin.InvokeContext(w.Context(), p, func(w *forkjoin.Worker) int {
+					v, _ := forkjoin.InvokeContext(w.Context(), inner, func(w *forkjoin.Worker) int {
 						started.Store(1)
 						if wait == "join" {
 							return rf.Load().Join(w)
