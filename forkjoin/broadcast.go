@@ -94,7 +94,7 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 	}
 	switch {
 	case inside:
-		b.waitInside(caller)
+		b.settle(caller)
 	case caller != nil:
 		caller.waitForeign(&b.done) // a task of another pool: keep that pool going
 	default:
@@ -194,25 +194,13 @@ func (w *Worker) runOwnShare(s *share) {
 	goexit = false
 }
 
-// waitInside is Broadcast's wait for its shares on w, the worker of the
-// calling task: it helps the caller's computation meanwhile, and a task
-// it runs may call runtime.Goexit, which unwinds the wait; the deferred
-// call then waits on (settle), so that Broadcast never unwinds while a
+// settle waits for b's shares on w, the worker of the calling task,
+// helping the caller's computation meanwhile (untilSettled sets it). A
+// task it runs may call runtime.Goexit, which unwinds the wait;
+// untilSettled then waits on, so that Broadcast never unwinds while a
 // share still runs (TestBroadcastGoexitInWaitWaitsForShares failed on
-// 89bb899).
-func (b *broadcast) waitInside(w *Worker) {
-	waited := false
-	defer func() {
-		if !waited {
-			b.settle(w)
-		}
-	}()
-	w.waitUntil(&b.done, nil)
-	waited = true
-}
-
-// settle waits for b's shares on w, the calling task's worker, while it
-// unwinds from runtime.Goexit, in the caller's computation (untilSettled).
+// 89bb899). runOwnShare calls it too, when the caller's own share called
+// runtime.Goexit.
 func (b *broadcast) settle(w *Worker) {
 	w.untilSettled(b.comp, b.group, func() { w.waitUntil(&b.done, nil) })
 }

@@ -186,10 +186,20 @@ func (f *Future[T]) joinOther(w *Worker) T {
 			// Submitted: run it here if nobody has started it (it may still
 			// wait in a queue), else wait for whoever runs it.
 			switch {
-			case w.pool != c.pool && c.scope != nil && w.comp.isWithin(c.scope):
-				// As below, from a computation on another pool that a task
-				// of the root's started with InvokeContext.
-				w.waitForeign(&c.scope.ended)
+			case c.scope != nil && w.comp.isWithin(c.scope):
+				// A task of the root's own computation, or of one nested
+				// in it by an InvokeContext from one of its tasks, inline
+				// or on another pool
+				// (TestRev26GetOfRootFromNestedComputationAfterCancel); the
+				// root has started, so there is nothing to claim. Once
+				// canceled, the root settles, waiting for this task,
+				// before it completes. ended is set then too; the task
+				// unwinds (the Join would re-panic with ctx.Err() anyway).
+				if w.pool != c.pool {
+					w.waitForeign(&c.scope.ended)
+				} else {
+					w.waitUntil(&c.scope.ended, &c.node)
+				}
 				if !c.isDone() {
 					c.scope.unwindEnded()
 				}
@@ -198,18 +208,6 @@ func (f *Future[T]) joinOther(w *Worker) T {
 			case c.pool.claim(&c.node):
 				c.pool.inj.dropClaimed() // its slot leaves the queue now, not at the next take
 				w.run(&c.node)
-			case c.scope != nil && w.comp.isWithin(c.scope):
-				// A task of the root's own computation, or of one nested
-				// in it by an InvokeContext inline
-				// (TestRev26GetOfRootFromNestedComputationAfterCancel):
-				// once canceled, the root
-				// settles, waiting for this task, before it completes.
-				// ended is set then too; the task unwinds (the Join would
-				// re-panic with ctx.Err() anyway).
-				w.waitUntil(&c.scope.ended, &c.node)
-				if !c.isDone() {
-					c.scope.unwindEnded()
-				}
 			default:
 				w.waitUntil(&c.latch, &c.node)
 			}

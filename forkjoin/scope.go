@@ -128,29 +128,28 @@ func RunScope(w *Worker, body func(s *Scope, w *Worker)) {
 				// The wait below would be skipped by the unwinding: wait
 				// here, so that no spawned task runs on after the scope
 				// (TestGoexitWaitsForStolenWork).
-				// s's computation is the scope's caller's.
-				w.untilSettled(s.comp, s.group, func() { w.waitUntil(&s.done, nil) })
+				s.wait(w)
 			}
 		}()
 		body(s, w)
 		finished = true
 	}()
-	// A task this wait runs (one of s's, or any of the computation's) may
-	// call runtime.Goexit, which unwinds RunScope too: the deferred call
-	// waits again, so that no spawned task runs on after the scope
-	// (TestRev23GoexitInScopeWaitWaitsForSpawned; before, RunScope unwound
-	// at once while another worker still ran a spawned task).
-	waited := false
-	defer func() {
-		if !waited {
-			w.untilSettled(s.comp, s.group, func() { w.waitUntil(&s.done, nil) })
-		}
-	}()
-	w.waitUntil(&s.done, nil)
-	waited = true
+	s.wait(w)
 	if pe := s.panic.Load(); pe != nil {
 		panic(pe)
 	}
+}
+
+// wait waits on w until every task of s has finished, helping s's
+// computation (the scope's caller's, which untilSettled sets again: after
+// the body's runtime.Goexit w's may be stale). A task the wait runs (one
+// of s's, or any of the computation's) may call runtime.Goexit, which
+// unwinds RunScope too: untilSettled then waits again, so that no spawned
+// task runs on after the scope (TestGoexitWaitsForStolenWork,
+// TestRev23GoexitInScopeWaitWaitsForSpawned; before, RunScope unwound at
+// once while another worker still ran a spawned task).
+func (s *Scope) wait(w *Worker) {
+	w.untilSettled(s.comp, s.group, func() { w.waitUntil(&s.done, nil) })
 }
 
 // groupOn returns the computation number of s's tasks pushed on w's deque
