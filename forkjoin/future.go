@@ -253,23 +253,19 @@ func (f *Future[T]) Get(ctx context.Context) (T, error) {
 	}
 	c := f.c
 	if !c.latch.probe() {
-		if w := callingWorker(); w != nil {
-			// Get inside a task blocks its worker: make its private
-			// tasks stealable first, as publishCaller does.
-			w.publishTasks()
-			if c.scope != nil && w.comp.isWithin(c.scope) {
-				// A task of the root's own computation, as in joinOther:
-				// once canceled, the root settles, waiting for this
-				// task, before it completes. ended is set by the settle
-				// too; the task then unwinds as at a fork
-				// (TestRev22ForkJoiningItsRootAfterCancel, wait=get).
-				if !c.scope.ended.await(doneOf(ctx)) {
-					var zero T
-					return zero, ctx.Err()
-				}
-				if !c.isDone() {
-					c.scope.unwindEnded() // settle set canceled before ended
-				}
+		// Get inside a task blocks its worker: see publishCaller.
+		if w := publishCaller(); w != nil && c.scope != nil && w.comp.isWithin(c.scope) {
+			// A task of the root's own computation, as in joinOther:
+			// once canceled, the root settles, waiting for this task,
+			// before it completes. ended is set by the settle too; the
+			// task then unwinds as at a fork
+			// (TestRev22ForkJoiningItsRootAfterCancel, wait=get).
+			if !c.scope.ended.await(doneOf(ctx)) {
+				var zero T
+				return zero, ctx.Err()
+			}
+			if !c.isDone() {
+				c.scope.unwindEnded() // settle set canceled before ended
 			}
 		}
 	}

@@ -195,12 +195,15 @@ func (w *Worker) publishTasks() {
 }
 
 // publishCaller is publishTasks for the worker running on the calling
-// goroutine, if it is one: Future.Get calls it before it blocks. The
-// worker is the deque's owner, since only its own goroutine finds it.
-func publishCaller() {
-	if w := callingWorker(); w != nil {
+// goroutine, if it is one, which it returns (nil if none): Future.Get
+// calls it before it blocks. The worker is the deque's owner, since only
+// its own goroutine finds it.
+func publishCaller() *Worker {
+	w := callingWorker()
+	if w != nil {
 		w.publishTasks()
 	}
+	return w
 }
 
 // published wakes a sleeper, if any, after w published tasks.
