@@ -267,30 +267,33 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 	nb := radixBlockCount(workers, n)
 
 	// One read pass: the bits in which keys differ, and whether the slice
-	// is sorted (ascending) or reversed (non-increasing) already.
+	// is sorted (ascending) or reversed (non-increasing) already. The
+	// order is tracked only until both directions have failed, a few
+	// elements into most unsorted input, whose compare-and-branch per
+	// element is mispredicted half the time; a block found unsorted is
+	// then read to its end by radixCountTop, which also counts the top
+	// byte of its keys. That byte is the first MSD digit whenever the keys
+	// differ there (random keys of the type's whole range), and that level
+	// then needs no histogram pass of its own. A block found sorted or
+	// reversed counts nothing: a histogram of keys that repeat their top
+	// byte from one element to the next (sorted, equal) is a chain of
+	// increments of one counter, three times the cost of the pass itself
+	// (BenchmarkSortRadixDists, docs/benchmarks.md).
 	type scan struct {
 		or, and   U
 		asc, desc bool
 	}
+	top := uint(unsafe.Sizeof(flip))*8 - 8
 	scans := make([]scan, nb)
+	hists := make([]radixHist, nb)
 	forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 		lo, hi := blockBounds(0, n, nb, b)
-		if lo > 0 {
-			lo-- // overlap one element to see the boundary
-		}
-		or, and := U(0), ^U(0)
-		asc, desc := true, true
-		prev := s[lo] ^ flip
-		for _, v := range s[lo:hi] {
-			k := v ^ flip
-			or |= k
-			and &= k
-			if k < prev {
-				asc = false
-			} else if k > prev {
-				desc = false
-			}
-			prev = k
+		first := s[max(lo-1, 0)] // overlap one element to see the boundary
+		or, and, asc, desc := radixScanOrder(s[lo:hi], first, flip)
+		if !asc && !desc {
+			// The OR and AND of the prefix read above count again,
+			// harmlessly.
+			or, and = radixCountTop(s[lo:hi], &hists[b], flip, top)
 		}
 		scans[b] = scan{or, and, asc, desc}
 	})
@@ -321,6 +324,16 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 	shift := (bits.Len64(uint64(diff)) - 1) &^ 7
 	st := &radixState[U]{s: s, buf: make([]U, n), flip: flip, workers: workers}
 	var done bool
+	counted := true // every block unsorted, so its top byte counted
+	for _, sc := range scans {
+		counted = counted && !sc.asc && !sc.desc
+	}
+	if counted && n > radixLeaf && uint(shift) == top {
+		// The blocks of this pass are those of the first MSD level
+		// (radixBlocks(n)), so its histograms are that level's.
+		st.sortRange(w, 0, n, false, shift, &done, hists)
+		return
+	}
 	st.sortBucket(w, 0, n, false, shift, &done)
 }
 
@@ -335,7 +348,7 @@ func radixSortKeys[U radixWord](w *forkjoin.Worker, s []U, flip U) {
 // sortRange.
 func (st *radixState[U]) sortBucket(w *forkjoin.Worker, lo, hi int, inBuf bool, shift int, done *bool) {
 	if hi-lo > radixLeaf {
-		st.sortRange(w, lo, hi, inBuf, shift, done)
+		st.sortRange(w, lo, hi, inBuf, shift, done, nil)
 		return
 	}
 	finished := false
@@ -380,7 +393,10 @@ type radixHist [256]int
 // leaving them in st.s. When it returns, or unwinds, the range's elements
 // are in st.s (sorted if it returned) and *done is true. It is called,
 // through sortBucket, only for ranges of more than radixLeaf elements.
-func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, shift int, done *bool) {
+//
+// pre, if not nil, is the histogram of the digit at shift over the blocks
+// radixBlocks(hi-lo) of [lo, hi) (radixSortKeys's read pass computed it).
+func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, shift int, done *bool, pre []radixHist) {
 	// children, when not nil, are the buckets forked on the last level:
 	// on unwinding, those never finished have their elements in the array
 	// the scatter wrote to.
@@ -414,16 +430,20 @@ func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, s
 			src, dst = dst, src
 		}
 		nb := st.radixBlocks(m)
-		hists := make([]radixHist, nb)
 		flip := st.flip
 		sh := uint(shift)
-		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
-			blo, bhi := blockBounds(lo, hi, nb, b)
-			h := &hists[b]
-			for _, v := range src[blo:bhi] {
-				h[byte((v^flip)>>sh)]++
-			}
-		})
+		hists := pre
+		pre = nil
+		if hists == nil {
+			hists = make([]radixHist, nb)
+			forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
+				blo, bhi := blockBounds(lo, hi, nb, b)
+				h := &hists[b]
+				for _, v := range src[blo:bhi] {
+					h[byte((v^flip)>>sh)]++
+				}
+			})
+		}
 		var total radixHist
 		for b := range hists {
 			for d, c := range hists[b] {
@@ -463,12 +483,7 @@ func (st *radixState[U]) sortRange(w *forkjoin.Worker, lo, hi int, inBuf bool, s
 		bucketLo[256] = hi
 		forBlocks(w, nb, func(w *forkjoin.Worker, b int) {
 			blo, bhi := blockBounds(lo, hi, nb, b)
-			off := hists[b]
-			for _, v := range src[blo:bhi] {
-				d := byte((v ^ flip) >> sh)
-				dst[off[d]] = v
-				off[d]++
-			}
+			radixScatter(dst, src[blo:bhi], &hists[b], flip, sh)
 		})
 		inBuf = !inBuf
 		if shift == 0 {
@@ -568,21 +583,84 @@ func (st *radixState[U]) leaf(lo, hi int, inBuf bool, shift int) {
 		if int(c[byte(k0>>sh)]) == m {
 			continue // every key has this digit
 		}
-		var off [256]int
+		var off radixHist
 		pos := 0
 		for d := range 256 {
 			off[d] = pos
 			pos += int(c[d])
 		}
-		for _, v := range src {
-			d := byte((v ^ flip) >> sh)
-			dst[off[d]] = v
-			off[d]++
-		}
+		radixScatter(dst, src, &off, flip, sh)
 		src, dst = dst, src
 		inBuf = !inBuf
 	}
 	if inBuf {
 		copy(dst, src)
 	}
+}
+
+// radixScatter moves each element v of src to dst[off[d]], d being the
+// byte of its key v^flip at bit sh, and advances off[d]: one stable
+// scatter pass, off holding each digit's first position on entry. It is a
+// function of its own, kept out of line, so that its loop gets registers
+// to itself: written inside leaf, whose frame holds the 8 KiB of
+// histograms, the loop kept its index, element and digit on the stack,
+// six memory operations per element beside the move itself.
+//
+//go:noinline
+func radixScatter[U radixWord](dst, src []U, off *radixHist, flip U, sh uint) {
+	sh &= 63 // sh < 64: the shift needs no check for a larger count
+	for _, v := range src {
+		d := byte(uint64(v^flip) >> sh)
+		dst[off[d]] = v
+		off[d]++
+	}
+}
+
+// radixCountTop adds the byte at bit top of each key v^flip of src to h
+// and returns the OR and the AND of the keys: radixSortKeys's read pass
+// over a block found unsorted. Out of line for the reason radixScatter
+// is.
+//
+//go:noinline
+func radixCountTop[U radixWord](src []U, h *radixHist, flip U, top uint) (or, and U) {
+	top &= 63 // top < 64: the shift needs no check for a larger count
+	and = ^U(0)
+	for _, v := range src {
+		k := v ^ flip
+		or |= k
+		and &= k
+		h[byte(uint64(k)>>top)]++
+	}
+	return or, and
+}
+
+// radixScanOrder returns the OR and the AND of the keys v^flip of a
+// prefix of src and whether src is ascending or non-increasing after
+// prev: it reads src to its end if src is either, and stops within 64
+// elements of the one where it finds it is neither (a few elements into
+// unsorted input). Out of line for the reason radixScatter is.
+//
+//go:noinline
+func radixScanOrder[U radixWord](src []U, prev, flip U) (or, and U, asc, desc bool) {
+	and = ^U(0)
+	asc, desc = true, true
+	kp := prev ^ flip
+	for len(src) > 0 && (asc || desc) {
+		// Runs of 64 keep the test of both flags out of the inner loop,
+		// which sorted input runs to the end.
+		run := src[:min(len(src), 64)]
+		src = src[len(run):]
+		for _, v := range run {
+			k := v ^ flip
+			or |= k
+			and &= k
+			if k < kp {
+				asc = false
+			} else if k > kp {
+				desc = false
+			}
+			kp = k
+		}
+	}
+	return or, and, asc, desc
 }
