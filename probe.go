@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/refuse"
 )
 
 // The probe: how a loop without a Grain, called from outside the pool,
@@ -104,22 +105,14 @@ func (s *rangeSpec[A]) runRest(h *handover) {
 	defer close(h.done)
 	defer func() {
 		if v := recover(); v != nil {
-			// Invoke panics with ErrClosed itself when the pool refuses
-			// the task: nothing of the rest ran. A panic of the rest's
-			// indices arrives as a *PanicError, also one holding
-			// ErrClosed (a body that called Invoke on a closed pool):
-			// part of the rest ran then, and must not run again
-			// (TestShortLoopHandedPanicErrClosed; errors.Is took it for
-			// the refusal before).
-			if err, ok := v.(error); ok && err == forkjoin.ErrClosed {
-				ps.rerun = true
-				return
-			}
 			ps.restPanic = forkjoin.CapturePanic(v)
 		}
 	}()
 	n := int(ps.rec.n.Load())
-	ps.rest = forkjoin.Invoke(ps.pool, func(w *forkjoin.Worker) A {
+	// Refused (the pool closed meanwhile): nothing of the rest ran, and the
+	// caller runs it (rerun). A panic of the rest's indices, also one
+	// holding ErrClosed, is the loop's (refuse.Run).
+	ps.rest, ps.rerun = refuse.Run(ps.pool, func(w *forkjoin.Worker) A {
 		return rangeTask[A]{s, h.from, n, s.start()}.Compute(w)
 	})
 }
@@ -224,7 +217,9 @@ func probeRun[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, n int
 // after part of the loop had run on the caller
 // (TestLongLoopOnPoolClosedMidLoop, review rev20).
 func runOnPool[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, lo, n int, acc A) A {
-	res, refused := invokeRest(s, p, lo, n, acc)
+	res, refused := refuse.Run(p, func(w *forkjoin.Worker) A {
+		return rangeTask[A]{s, lo, n, acc}.Compute(w)
+	})
 	if !refused {
 		return res
 	}
@@ -232,25 +227,6 @@ func runOnPool[A any](s *rangeSpec[A], r forkjoin.Runner, p *forkjoin.Pool, lo, 
 		return acc
 	}
 	return inlineLeaf(s, r, acc, lo, n)
-}
-
-// invokeRest is runOnPool's Invoke: refused reports that p refused the
-// task (Invoke panics with ErrClosed itself, having run nothing). A panic
-// of the rest's indices arrives as a *PanicError, also one holding
-// ErrClosed, and goes on (as in runRest).
-func invokeRest[A any](s *rangeSpec[A], p *forkjoin.Pool, lo, n int, acc A) (res A, refused bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			if err, ok := v.(error); ok && err == forkjoin.ErrClosed {
-				refused = true
-				return
-			}
-			panic(v)
-		}
-	}()
-	return forkjoin.Invoke(p, func(w *forkjoin.Worker) A {
-		return rangeTask[A]{s, lo, n, acc}.Compute(w)
-	}), false
 }
 
 // combineRest waits for the rest the watcher handed over and returns acc
