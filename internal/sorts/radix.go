@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/bits"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/magpie-go/magpie/forkjoin"
@@ -208,9 +209,25 @@ func blockBounds(lo, hi, nb, b int) (int, int) {
 
 // radixRun sorts s (keys v^flip) on r.
 func radixRun[U radixWord](r forkjoin.Runner, s []U, flip U) {
-	runSort(r, func(w *forkjoin.Worker) {
+	if !runSort(r, func(w *forkjoin.Worker) {
 		radixSortKeys(w, s, flip)
-	})
+	}) {
+		radixSeq(s, func(v U) U { return v ^ flip }, func(k U) U { return k ^ flip })
+	}
+}
+
+// radixSeq is the radix sort on the caller's goroutine, for a pool that
+// refused it (closed): s mapped to its keys, sorted by slices.Sort, mapped
+// back. The keys are unsigned integers, of which slices.Sort gives the one
+// sorted order the radix sort gives, bit for bit (TestSortsOnClosedPool).
+func radixSeq[U radixWord](s []U, key, unkey func(U) U) {
+	for i, v := range s {
+		s[i] = key(v)
+	}
+	slices.Sort(s)
+	for i, k := range s {
+		s[i] = unkey(k)
+	}
 }
 
 // radixRunFloat sorts the float bits in s (mantissa of mant bits) on r: it
@@ -218,7 +235,7 @@ func radixRun[U radixWord](r forkjoin.Runner, s []U, flip U) {
 // record which of them were mapped, so that a cancellation at any point
 // leaves s holding the original bits, permuted.
 func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
-	runSort(r, func(w *forkjoin.Worker) {
+	if !runSort(r, func(w *forkjoin.Worker) {
 		n := len(s)
 		nb := radixBlockCount(w.Pool().Parallelism(), n)
 		mapped := make([]bool, nb) // block b holds keys
@@ -257,7 +274,9 @@ func radixRunFloat[U radixWord](r forkjoin.Runner, s []U, mant uint) {
 			mapped[b] = false
 		})
 		finished = true
-	})
+	}) {
+		radixSeq(s, func(b U) U { return radixFloatKey(b, mant) }, func(k U) U { return radixFloatBits(k, mant) })
+	}
 }
 
 // radixSortKeys sorts s by key v^flip on w.

@@ -56,6 +56,10 @@
 //     passes. Extra memory: one buffer of len(s) elements plus one byte per
 //     tree node (about n/2000 bytes with the default leaves).
 //
+// A closed pool: each sort submits one task (runSort); if the pool refuses
+// it, the sort runs on the caller instead, sequentially, with the same
+// result (TestSortsOnClosedPool).
+//
 // Panics: a panic in the comparator reaches the caller after every task of
 // the sort has stopped, as the runtime delivers it (magpie's wrappers turn
 // it into a *forkjoin.PanicError), and the slice then holds a permutation
@@ -70,6 +74,7 @@ import (
 	"slices"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/refuse"
 )
 
 // sortLeaf is the default size below which a subrange is sorted
@@ -111,9 +116,11 @@ func Sort[E cmp.Ordered](r forkjoin.Runner, s []E, grain int, inPlace bool) {
 		slices.Sort(s)
 		return
 	}
-	runSort(r, func(w *forkjoin.Worker) {
+	if !runSort(r, func(w *forkjoin.Worker) {
 		parPdqOrdered(w, s, 0, n, pdqLimit(n), true, true, leaf, adaptive)
-	})
+	}) {
+		slices.Sort(s)
+	}
 }
 
 // Func sorts s in increasing order as determined by cmp on r, by the
@@ -129,9 +136,11 @@ func Func[E any](r forkjoin.Runner, s []E, cmp func(a, b E) int, grain int) {
 		slices.SortFunc(s, cmp)
 		return
 	}
-	runSort(r, func(w *forkjoin.Worker) {
+	if !runSort(r, func(w *forkjoin.Worker) {
 		parPdqCmpFunc(w, s, 0, n, pdqLimit(n), true, true, leaf, adaptive, cmp)
-	})
+	}) {
+		slices.SortFunc(s, cmp)
+	}
 }
 
 // StableFunc sorts s stably in increasing order as determined by cmp on r,
@@ -154,9 +163,11 @@ func StableFunc[E any](r forkjoin.Runner, s []E, cmp func(a, b E) int, grain int
 		st.leafSort(0, n, false)
 		return
 	}
-	runSort(r, func(w *forkjoin.Worker) {
+	if !runSort(r, func(w *forkjoin.Worker) {
 		stableTask[E]{st: st, lo: 0, hi: n, id: 1}.Compute(w)
-	})
+	}) {
+		st.leafSort(0, n, false) // the whole slice as one leaf: the same result
+	}
 }
 
 // leafSize returns the leaf size of a sort given its grain (0: none) and
@@ -169,10 +180,16 @@ func leafSize(grain, def int) (leaf int, adaptive bool) {
 }
 
 // runSort runs fn on r: the bridge of forkjoin.Run, for a body with no
-// result.
-func runSort(r forkjoin.Runner, fn func(w *forkjoin.Worker)) {
-	forkjoin.Run(r, func(w *forkjoin.Worker) struct{} {
+// result. It reports false if r is a closed pool, which refused fn: fn has
+// not run, and the caller sorts on its own goroutine, sequentially, to the
+// result the parallel sort gives (quicksort: slices.Sort or
+// slices.SortFunc; merge sort: its leaf sort over the whole slice; radix:
+// radixSeq). A panic of fn, also one holding forkjoin.ErrClosed, goes on
+// (refuse.Run; TestSortsOnClosedPool).
+func runSort(r forkjoin.Runner, fn func(w *forkjoin.Worker)) bool {
+	_, refused := refuse.Run(r, func(w *forkjoin.Worker) struct{} {
 		fn(w)
 		return struct{}{}
 	})
+	return !refused
 }
