@@ -120,7 +120,10 @@ func newSeqRun[E, R any](r forkjoin.Runner, grain int, ordered bool, leaf func(c
 	s := &seqRun[E, R]{p: p, leaf: leaf, grain: grain, size: grain, ordered: ordered}
 	s.task = s.serve
 	s.panicAt.Store(noPanic)
-	if par := p.Parallelism(); par > 1 {
+	// A pool of one worker, or a closed one: everything on the caller
+	// (window 0). A pool closed later refuses chunks, which the caller
+	// runs (hand).
+	if par := parallelism(r); par > 1 {
 		s.window = seqWindow * par
 		s.pending = make([]*seqChunk[E, R], s.window)
 	}

@@ -375,14 +375,19 @@ func TestForSeqNested(t *testing.T) {
 }
 
 // TestForSeqRefusedChunks: a pool that refuses chunks (a queue bounded by
-// WithMaxQueued, a pool closed while the loop runs) gets the chunks run
-// by the caller. (A pool already closed when the loop is called refuses
-// the call: TestClosedPoolRefusedByEveryHelper.)
+// WithMaxQueued, a pool closed while the loop runs, or one closed before
+// the call) gets the chunks run by the caller. On 2bbbbe3 a pool closed
+// before the call made ForSeq and MapSeq panic with ErrClosed.
 func TestForSeqRefusedChunks(t *testing.T) {
-	for _, kind := range []string{"bounded", "closing"} {
+	for _, kind := range []string{"bounded", "closing", "closed"} {
 		newPool := func() *forkjoin.Pool {
-			if kind == "bounded" {
+			switch kind {
+			case "bounded":
 				return forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxQueued(1))
+			case "closed":
+				p := forkjoin.New(forkjoin.WithParallelism(2))
+				p.Close()
+				return p
 			}
 			return forkjoin.New(forkjoin.WithParallelism(2))
 		}

@@ -27,10 +27,11 @@ import "github.com/magpie-go/magpie/forkjoin"
 // r, the options, the sequential threshold and panics are as for For.
 // ForW panics if body is nil or n is negative.
 //
-// Known limit (found by review rev26, not fixed yet): on a pool closed
-// while the loop runs, the indices the caller runs itself get the closed
-// pool, and a helper body calls with it panics with forkjoin.ErrClosed,
-// which stops the loop part way (TestRev26ForWBodyGetsClosedPool).
+// On a pool closed while the loop runs, the indices the caller runs itself
+// get the closed pool, and the helpers body calls with it run on body's
+// goroutine, as every helper does on a closed pool: the loop finishes
+// (TestRev26ForWBodyGetsClosedPool; review rev26 found it stopped part way
+// when such a call panicked with forkjoin.ErrClosed).
 func ForW(r forkjoin.Runner, n int, body func(r forkjoin.Runner, i int), opts ...Option) {
 	if body == nil {
 		checkRunner("ForW", r)

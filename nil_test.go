@@ -3,6 +3,7 @@ package magpie
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -15,9 +16,11 @@ import (
 
 // runnerCalls calls every helper that takes a Runner on r with n
 // elements (or functions, for Do), and checks its result against the
-// sequential one. Shared by the tests of what every helper does with an
-// odd Runner: nil, a nil *Worker, a closed pool.
-func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin.Runner) {
+// sequential one (the stable sorts with ties: slices.SortStableFunc's
+// order). Shared by the tests of what every helper does with an odd
+// Runner: nil, a nil *Worker, a closed pool, one closing meanwhile. t may
+// be a goT in a goroutine other than the test's.
+func runnerCalls(t require.TestingT, n int, opts ...Option) map[string]func(r forkjoin.Runner) {
 	in := make([]int, n)
 	for i := range in {
 		in[i] = (i * 7919) % (n + 1)
@@ -29,6 +32,13 @@ func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin
 		sum += x
 	}
 	odd := func(x int) bool { return x%2 == 1 }
+	prefix := slices.Clone(in)
+	for i := 1; i < n; i++ {
+		prefix[i] += prefix[i-1]
+	}
+	byTens := func(a, b int) int { return cmp.Compare(a/10, b/10) } // ties
+	stable := slices.Clone(in)
+	slices.SortStableFunc(stable, byTens)
 	return map[string]func(r forkjoin.Runner){
 		"Do": func(r forkjoin.Runner) {
 			fns := make([]func(), n)
@@ -135,16 +145,12 @@ func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin
 		"Scan": func(r forkjoin.Runner) {
 			s := slices.Clone(in)
 			Scan(r, s, add[int], opts...)
-			if n > 0 {
-				require.Equal(t, sum, s[n-1])
-			}
+			require.Equal(t, prefix, s)
 		},
 		"PrefixSum": func(r forkjoin.Runner) {
 			s := slices.Clone(in)
 			PrefixSum(r, s, opts...)
-			if n > 0 {
-				require.Equal(t, sum, s[n-1])
-			}
+			require.Equal(t, prefix, s)
 		},
 		"FilterMap": func(r forkjoin.Runner) {
 			var want []int
@@ -211,8 +217,8 @@ func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin
 		},
 		"SortStableFunc": func(r forkjoin.Runner) {
 			s := slices.Clone(in)
-			SortStableFunc(r, s, cmp.Compare[int], opts...)
-			require.Equal(t, sorted, s)
+			SortStableFunc(r, s, byTens, opts...)
+			require.Equal(t, stable, s)
 		},
 		"SortByKey": func(r forkjoin.Runner) {
 			s := slices.Clone(in)
@@ -221,8 +227,8 @@ func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin
 		},
 		"SortStableByKey": func(r forkjoin.Runner) {
 			s := slices.Clone(in)
-			SortStableByKey(r, s, func(x int) int { return x }, opts...)
-			require.Equal(t, sorted, s)
+			SortStableByKey(r, s, func(x int) int { return x / 10 }, opts...)
+			require.Equal(t, stable, s)
 		},
 		"ForSeq": func(r forkjoin.Runner) {
 			out := make([]int, n)
@@ -235,6 +241,18 @@ func runnerCalls(t *testing.T, n int, opts ...Option) map[string]func(r forkjoin
 		},
 	}
 }
+
+// goT is the t of require calls made off the test's goroutine (in a pool
+// task, or a goroutine of a stress test): a failure is reported with
+// t.Errorf and unwinds with a panic of errGoTFailed, for the caller to
+// recover, instead of calling t.FailNow, which only the test's goroutine
+// may call.
+type goT struct{ t *testing.T }
+
+var errGoTFailed = errors.New("a check failed (reported above)")
+
+func (g goT) Errorf(format string, args ...any) { g.t.Errorf(format, args...) }
+func (g goT) FailNow()                          { panic(errGoTFailed) }
 
 // TestNilPoolMeansDefault: every helper given a nil Runner or a nil
 // *forkjoin.Pool runs on forkjoin.Default() (a large input with Grain(64)
@@ -271,23 +289,20 @@ func TestNilWorkerOneMessage(t *testing.T) {
 	}
 }
 
-// TestClosedPoolRefusedByEveryHelper: every helper given a closed pool
-// panics with forkjoin.ErrClosed itself (not wrapped), as Invoke does,
-// whatever the input size and options, before running anything. On
-// de64c83 a closed pool was refused or not depending on the path: a
-// short loop (n <= SequentialThreshold, no Grain) and a long loop without
-// a Grain ran on the caller, the same loops with a Grain panicked with
-// ErrClosed, and SortFunc and SortByKey panicked with a *PanicError
-// holding it. A pool closed while a helper runs does not fail it: the
-// caller runs what the pool refuses (TestLongLoopOnPoolClosedMidLoop,
-// TestLoopsRacingClose).
+// TestClosedPoolRunsEveryHelperOnCaller: every helper given a pool closed
+// before the call runs on the calling goroutine, sequentially, and
+// returns what it returns on an open pool (runnerCalls checks each result
+// against the sequential one), without panicking, whatever the input size
+// and options: a helper is a computation, not a submission (parallelism;
+// docs/design.md, "Messages"). On 2bbbbe3 every call panicked with
+// forkjoin.ErrClosed before running anything, which stopped a loop whose
+// pool closed while it ran as soon as its body called a helper with that
+// pool (TestRev26ForWBodyGetsClosedPool). Before 85170de some paths ran
+// and others panicked.
 //
 // From a task the closing pool accepted before Close, the same calls with
-// the *Pool run and return the sequential results, as Invoke from one of
-// the pool's own tasks runs inline: the pool is finishing its accepted
-// work (case "own task"; it failed on 85170de, whose first version of the
-// check refused them too).
-func TestClosedPoolRefusedByEveryHelper(t *testing.T) {
+// the *Pool run too and return the sequential results (case "own task").
+func TestClosedPoolRunsEveryHelperOnCaller(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	p.Close()
 	require.True(t, p.Closed())
@@ -295,9 +310,15 @@ func TestClosedPoolRefusedByEveryHelper(t *testing.T) {
 	grains := [][]Option{nil, {Grain(16)}}
 	for _, n := range sizes {
 		for _, opts := range grains {
-			for name, call := range runnerCalls(t, n, opts...) {
+			for name := range runnerCalls(t, n, opts...) {
 				t.Run(fmt.Sprintf("%s/n=%d/grain=%v", name, n, opts != nil), func(t *testing.T) {
-					require.PanicsWithValue(t, forkjoin.ErrClosed, func() { call(p) })
+					call := runnerCalls(t, n, opts...)[name] // failing this subtest
+					if n == 0 && slices.Contains([]string{"Min", "Max", "MinFunc", "MaxFunc"}, name) {
+						// An empty list panics by design.
+						require.PanicsWithValue(t, "magpie: "+name+" called with an empty list", func() { call(p) })
+						return
+					}
+					require.NotPanics(t, func() { call(p) })
 				})
 			}
 		}
@@ -311,7 +332,7 @@ func TestClosedPoolRefusedByEveryHelper(t *testing.T) {
 			<-release
 			for _, n := range sizes[1:] { // n = 0: Min and Max panic on an empty list by design
 				for _, opts := range grains {
-					for name, call := range runnerCalls(t, n, opts...) {
+					for name, call := range runnerCalls(goT{t}, n, opts...) {
 						if v := recoverValue(func() { call(q) }); v != nil {
 							failed = append(failed, fmt.Sprintf("%s/n=%d/grain=%v: %v", name, n, opts != nil, v))
 						}

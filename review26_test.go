@@ -1,7 +1,6 @@
 package magpie
 
 import (
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,35 +10,60 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRev26ForWBodyGetsClosedPool: ForW's known limit. From outside, on
-// a pool that closes mid-loop, the indices the caller runs itself (the
-// probe's batches, and the rest the closed pool refuses) get the outer
-// Runner, the pool, now closed. A nested helper the body calls with it,
-// as ForW's doc asks, is a new call on a closed pool from outside and
-// panics with ErrClosed (since 85170de, for every helper; before, only on
-// some paths): ForW then panics with a *PanicError holding it, part of
-// the loop run, where the same loop with a body that does not nest
-// finishes on the caller (TestLongLoopOnPoolClosedMidLoop). Passes on
-// de64c83 only because the nested For ran on the caller there.
+// TestRev26ForWBodyGetsClosedPool: review rev26's finding, fixed. From
+// outside, on a pool that closes mid-loop, the indices the caller runs
+// itself (the probe's batches, and the rest the closed pool refuses) get
+// the outer Runner, the pool, now closed. A nested helper the body calls
+// with it, as ForW's doc asks, is a new call on a closed pool, which on
+// 2bbbbe3 panicked with ErrClosed (checkRunner, since 85170de): ForW then
+// panicked with a *PanicError holding it, part of the loop run. Now a
+// helper runs on its caller what a closed pool refuses: the loop
+// finishes, every index once, and every nested helper ran in full, with
+// and without a Grain, ForW and ForRangeW.
 func TestRev26ForWBodyGetsClosedPool(t *testing.T) {
 	const n = 20 * SequentialThreshold
-	p := forkjoin.New(forkjoin.WithParallelism(2))
-	var calls atomic.Int64
-	var v any
-	testenv.Within(t, "ForW", func() {
-		v = recoverValue(func() {
-			ForW(p, n, func(r forkjoin.Runner, i int) {
-				calls.Add(1)
-				if i == 0 {
-					p.Close()
+	for _, rangeW := range []bool{false, true} {
+		p := forkjoin.New(forkjoin.WithParallelism(2))
+		hits := make([]atomic.Int32, n)
+		var nested, sorted atomic.Int64
+		body := func(r forkjoin.Runner, i int) {
+			hits[i].Add(1)
+			if i == 0 {
+				p.Close()
+			}
+			For(r, 4, func(int) { nested.Add(1) })
+			For(r, 40, func(int) { nested.Add(1) }, Grain(2))
+			if i%1024 == 0 {
+				s := make([]int, 5000)
+				for j := range s {
+					s[j] = -j
 				}
-				For(r, 4, func(int) {})
-				spinFor(time.Microsecond)
+				Sort(r, s)
+				if s[0] == -4999 && s[4999] == 0 {
+					sorted.Add(1)
+				}
+			}
+			spinFor(time.Microsecond)
+		}
+		var v any
+		testenv.Within(t, "ForW", func() {
+			v = recoverValue(func() {
+				if rangeW {
+					ForRangeW(p, n, func(r forkjoin.Runner, lo, hi int) {
+						for i := lo; i < hi; i++ {
+							body(r, i)
+						}
+					})
+					return
+				}
+				ForW(p, n, body)
 			})
 		})
-	})
-	var pe *forkjoin.PanicError
-	require.ErrorAs(t, v.(error), &pe)
-	require.True(t, errors.Is(pe, forkjoin.ErrClosed) || pe.Value == forkjoin.ErrClosed, "%v", pe.Value)
-	require.Less(t, calls.Load(), int64(n), "the loop stopped part way")
+		require.Nil(t, v, "rangeW=%v", rangeW)
+		for i := range hits {
+			require.Equal(t, int32(1), hits[i].Load(), "rangeW=%v index %d", rangeW, i)
+		}
+		require.Equal(t, int64(44*n), nested.Load(), "rangeW=%v: every nested index ran", rangeW)
+		require.Equal(t, int64(n/1024), sorted.Load(), "rangeW=%v: every nested sort", rangeW)
+	}
 }

@@ -2,6 +2,7 @@ package magpie
 
 import (
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/refuse"
 )
 
 // Scan replaces every element of s by the inclusive prefix of s up to it
@@ -84,31 +85,31 @@ func PrefixSum[S ~[]E, E Number](r forkjoin.Runner, s S, opts ...Option) {
 }
 
 // scanInline reports whether Scan and PrefixSum run sequentially on the
-// caller: a short slice (shortByCount) or a pool of one worker.
+// caller: a short slice (shortByCount), or a pool of one worker or a
+// closed one (parallelism).
 func scanInline(r forkjoin.Runner, n, grain int) bool {
-	if shortByCount(n, grain) {
-		return true
-	}
-	if w, ok := r.(*forkjoin.Worker); ok {
-		return w.Pool().Parallelism() <= 1
-	}
-	return runnerPool(r).Parallelism() <= 1
+	return shortByCount(n, grain) || parallelism(r) <= 1
 }
 
 // scanOn runs the blocked scan of s with the kernels k on r, a pool of
 // more than one worker or one of its workers (scanblock.go). A panic in op
-// is a *forkjoin.PanicError on every path.
+// is a *forkjoin.PanicError on every path. A pool closed since scanInline
+// looked refuses the scan having run nothing, and the caller scans s
+// sequentially (TestScanOnRefusingPool).
 func scanOn[E any](r forkjoin.Runner, s []E, k scanKernels[E], grain int) {
+	// As for the other helpers, a panic is a *PanicError on every path.
+	defer rethrow()
 	if w, ok := r.(*forkjoin.Worker); ok {
-		// As for the other helpers, a panic is a *PanicError on every path.
-		defer rethrow()
 		scanBlocked(w, s, k, grain)
 		return
 	}
-	forkjoin.Run(runnerPool(r), func(w *forkjoin.Worker) struct{} {
+	_, refused := refuse.Run(runnerPool(r), func(w *forkjoin.Worker) struct{} {
 		scanBlocked(w, s, k, grain)
 		return struct{}{}
 	})
+	if refused {
+		k.first(s)
+	}
 }
 
 // addFrom is PrefixSum's scanFrom: s[0] becomes prefix + s[0], and so on,

@@ -424,3 +424,38 @@ func BenchmarkPrefixSumKernels(b *testing.B) {
 		}
 	})
 }
+
+// TestScanOnRefusingPool: a pool closed after scanInline looked refuses
+// the scan's task having run nothing, and scanOn (called here directly,
+// as after that look) scans on the caller: the sequential result, and a
+// panic in op as a *forkjoin.PanicError. On 2bbbbe3 scanOn panicked with
+// forkjoin.ErrClosed.
+func TestScanOnRefusingPool(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	p.Close()
+	in := make([]int, 5000)
+	for i := range in {
+		in[i] = i * 7 % 13
+	}
+	want := slices.Clone(in)
+	for i := 1; i < len(want); i++ {
+		want[i] += want[i-1]
+	}
+	s := slices.Clone(in)
+	scanOn(p, s, scanKernels[int]{
+		op:     add[int],
+		scan:   func(s []int, prefix int) { scanFrom(s, prefix, add[int]) },
+		first:  func(s []int) { scanSeq(s, add[int]) },
+		reduce: func(s []int) int { return reduceBlock(s, add[int]) },
+	}, 0)
+	require.Equal(t, want, s, "Scan's kernels")
+	s = slices.Clone(in)
+	scanOn(p, s, scanKernels[int]{op: add[int], scan: addFrom[int], first: addFirst[int], reduce: addAll4[int]}, 64)
+	require.Equal(t, want, s, "PrefixSum's kernels")
+	v := recoverValue(func() {
+		scanOn(p, slices.Clone(in), scanKernels[int]{first: func([]int) { panic("op") }}, 0)
+	})
+	var pe *forkjoin.PanicError
+	require.ErrorAs(t, v.(error), &pe)
+	require.Equal(t, "op", pe.Value)
+}

@@ -36,8 +36,8 @@ type keyed[K cmp.Ordered] struct {
 // Extra memory: n (key, int) pairs and n elements (the permuted copy:
 // TestSortMemoryAsDocumented). Grain(g) sets the pieces of the key pass and
 // the leaves of the sort. A panic in key reaches the caller as a
-// *forkjoin.PanicError, with s unmodified (TestSortByKeyPanics). Canceled (run by a task whose context is canceled), or
-// refused by a pool that closes meanwhile, it leaves s either unmodified
+// *forkjoin.PanicError, with s unmodified (TestSortByKeyPanics). Canceled
+// (run by a task whose context is canceled), it leaves s either unmodified
 // or sorted, never part of each (TestSortByKeyCanceledLeavesPermutation).
 func SortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E) K, opts ...Option) {
 	checkRunner("SortByKey", r)
@@ -87,8 +87,7 @@ func sortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E)
 	// order cannot panic and the passes below only move elements: from here
 	// on s is either untouched or fully permuted. The sort and the gather
 	// only read s; the copy-back, cut short (a cancellation at one of its
-	// forks, or a pool closed meanwhile refusing its submission after a
-	// probe copied a prefix), is finished on the caller.
+	// forks), is finished on the caller.
 	SortFunc(r, pairs, order, opts...)
 	buf := make(S, n)
 	ForRange(r, n, func(lo, hi int) {
@@ -100,7 +99,7 @@ func sortByKey[S ~[]E, E any, K cmp.Ordered](r forkjoin.Runner, s S, key func(E)
 }
 
 // copyBack copies buf into s in parallel on r. If the parallel copy ends
-// early (ForRange panics: a cancellation at a fork, ErrClosed), every task
+// early (ForRange panics: a cancellation at a fork), every task
 // of it has stopped (ForRange returns only then), so s is no longer
 // written by anyone else: the copy is finished here, sequentially, before
 // the panic goes on, and s holds buf whatever happened

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/magpie-go/magpie/forkjoin"
+	"github.com/magpie-go/magpie/internal/refuse"
 	"github.com/magpie-go/magpie/task"
 )
 
@@ -17,7 +18,7 @@ import (
 // How a call is run, cheapest first:
 //
 //  1. Inline on the caller's goroutine, with no pool round trip, when the
-//     pool has one worker, when a fixed Grain covers n, or, without a
+//     pool has one worker or is closed (parallelism), when a fixed Grain covers n, or, without a
 //     Grain, when n <= SequentialThreshold and the caller is a task's
 //     *Worker with slack queued (Surplus() >= 1, slackQueued): every
 //     worker is busy, or has the caller's queued tasks to steal. The
@@ -272,25 +273,30 @@ func runRange[A any](r forkjoin.Runner, n int, s *rangeSpec[A]) A {
 		// [k, n) over. Slack seen again now (an idle worker woke: the
 		// surplus counts idle workers) would run the rest inline to its
 		// end, unchecked (TestShortLoopSlackGoneGoesParallel/runRange).
-		p := w.Pool()
-		if runInline(p.Parallelism(), n, s.grain) {
+		if runInline(parallelism(w), n, s.grain) {
 			return inlineLeaf(s, w, s.start(), 0, n)
 		}
 		if s.grain == 0 && n <= SequentialThreshold {
-			return taskProbeRun(s, w, w, p, n)
+			return taskProbeRun(s, w, w, w.Pool(), n)
 		}
 		return computeOn(w, s, n)
 	}
 	p := runnerPool(r)
-	if runInline(p.Parallelism(), n, s.grain) {
+	if runInline(parallelism(r), n, s.grain) {
 		return inlineLeaf(s, r, s.start(), 0, n)
 	}
 	if s.grain == 0 {
 		return probeRun(s, r, p, n)
 	}
-	return forkjoin.Run(p, func(w *forkjoin.Worker) A {
+	res, refused := refuse.Run(p, func(w *forkjoin.Worker) A {
 		return rangeTask[A]{s, 0, n, s.start()}.Compute(w)
 	})
+	if !refused {
+		return res
+	}
+	// p was closed after parallelism looked, and ran nothing: the caller
+	// runs the loop (TestHelpersRacingClose).
+	return inlineLeaf(s, r, s.start(), 0, n)
 }
 
 // computeOn runs the whole range as a task on w, the caller's worker. A
@@ -308,7 +314,7 @@ func computeOn[A any](w *forkjoin.Worker, s *rangeSpec[A], n int) A {
 // so that this path is a plain loop with no allocation and no clock read:
 // n <= 1; a fixed grain that covers n; or, without a grain, n at most
 // SequentialThreshold when the probe is not wanted: on a pool of one
-// worker, or inside a task whose *Worker has slack queued (slackQueued).
+// worker or a closed one (parallelism), or inside a task whose *Worker has slack queued (slackQueued).
 // Any other short loop goes to the engine, whose probe runs it on the
 // caller unless it lasts (probe.go from outside, probetask.go inside).
 func smallInline(r forkjoin.Runner, n, grain int) bool {
@@ -320,10 +326,11 @@ func smallInline(r forkjoin.Runner, n, grain int) bool {
 	case n > SequentialThreshold:
 		return false
 	}
-	if w, ok := r.(*forkjoin.Worker); ok {
-		return w.Pool().Parallelism() <= 1 || slackQueued(w)
+	if parallelism(r) <= 1 {
+		return true
 	}
-	return runnerPool(r).Parallelism() <= 1
+	w, ok := r.(*forkjoin.Worker)
+	return ok && slackQueued(w)
 }
 
 // slackQueued reports whether w, inside a task, has parallel slack queued:
@@ -361,9 +368,9 @@ func rethrow() {
 
 // runInline reports whether the engine runs a loop of n iterations
 // sequentially on the caller whoever calls: n <= 1, a pool of a single
-// worker, or a grain that covers n.
-func runInline(parallelism, n, grain int) bool {
-	return n <= 1 || parallelism <= 1 || (grain > 0 && n <= grain)
+// worker or a closed one (par is parallelism(r)), or a grain that covers n.
+func runInline(par, n, grain int) bool {
+	return n <= 1 || par <= 1 || (grain > 0 && n <= grain)
 }
 
 // inlineLeaf runs a leaf on the caller's goroutine (r is the caller's
@@ -388,33 +395,45 @@ func runnerPool(r forkjoin.Runner) *forkjoin.Pool {
 	return forkjoin.Default()
 }
 
+// parallelism is the number of workers a helper called with r may use:
+// the Parallelism of r's pool, or 1 if r is a closed *Pool. It is the one
+// test by which a helper runs on the caller because its pool is closed:
+// every inline decision (runRange, smallInline, scanInline, the window of
+// ForSeq and MapSeq) asks parallelism(r) <= 1, so a closed pool runs the
+// helper on the calling goroutine, sequentially, with the result it gives
+// on an open pool (TestClosedPoolRunsEveryHelperOnCaller). A *Worker
+// counts its pool's workers even while the pool closes: a closing pool
+// still runs its tasks' forks. A pool closed after this test refuses the
+// helper's first task instead, and the caller runs the work then
+// (refuse.Run in runRange, runOnPool, runRest and scanOn, Execute in
+// ForSeq and the task probe, runSort in internal/sorts;
+// TestHelpersRacingClose).
+func parallelism(r forkjoin.Runner) int {
+	if w, ok := r.(*forkjoin.Worker); ok {
+		return w.Pool().Parallelism()
+	}
+	p := runnerPool(r)
+	if p.Closed() {
+		return 1
+	}
+	return p.Parallelism()
+}
+
 // checkRunner panics if r holds a nil *forkjoin.Worker, with the message
 // every function of packages forkjoin, task and magpie gives for one (api
-// names the helper), and refuses a closed pool as Invoke does: with
-// forkjoin.ErrClosed, unless the caller is one of that pool's own tasks,
-// which the closing pool is still running and which may use it (Invoke
-// runs inline there, and so does the helper). Every helper calls it
-// first, before its small-input path, so that a typed nil is never read
-// as Default() on one path and rejected on another
-// (TestNilWorkerOneMessage), and a closed pool is refused whatever the
-// input's size and options, before anything runs
-// (TestClosedPoolRefusedByEveryHelper). A pool closed after this check
-// does not fail the call: the caller runs what the pool refuses
-// (TestLongLoopOnPoolClosedMidLoop), or, for a path that submits its
-// first task only now, the call panics with ErrClosed having run nothing.
+// names the helper). Every helper calls it first, before its small-input
+// path, so that a typed nil is never read as Default() on one path and
+// rejected on another (TestNilWorkerOneMessage).
+//
+// A closed pool is not refused here: a helper is a computation, not a
+// submission, and runs on its caller what the pool refuses (parallelism).
+// Until review rev26 a closed pool made every helper panic with
+// forkjoin.ErrClosed before it ran anything, which failed a loop whose
+// pool closed while it ran as soon as its body called a helper with that
+// pool (TestRev26ForWBodyGetsClosedPool; docs/design.md, "Messages").
 func checkRunner(api string, r forkjoin.Runner) {
-	switch r := r.(type) {
-	case *forkjoin.Worker:
-		if r == nil {
-			panic("magpie: " + api + " called with a nil *Worker")
-		}
-	case *forkjoin.Pool:
-		if r != nil && r.Closed() {
-			// Invoke itself decides, at no cost on an open pool: it
-			// panics with ErrClosed, or runs this no-op inline on one of
-			// r's workers.
-			forkjoin.Invoke(r, func(*forkjoin.Worker) struct{} { return struct{}{} })
-		}
+	if w, ok := r.(*forkjoin.Worker); ok && w == nil {
+		panic("magpie: " + api + " called with a nil *Worker")
 	}
 }
 
