@@ -15,13 +15,14 @@
 // work to the pool. A nil *forkjoin.Worker is a mistake, never read as
 // Default(): every helper panics with "magpie: <helper> called with a nil
 // *Worker", whatever its input (TestNilPoolMeansDefault,
-// TestNilWorkerOneMessage). A closed pool refuses the call as Invoke
-// does: called from outside it, the helper panics with forkjoin.ErrClosed
-// before running anything, whatever its input and options; called from
-// one of its own tasks, which the closing pool still runs, it runs. A
-// pool closed while a helper runs does not fail it: the caller runs what
-// the pool refuses (TestClosedPoolRefusedByEveryHelper,
-// TestLoopsRacingClose). Results equal
+// TestNilWorkerOneMessage). A helper never fails because its pool is
+// closed: given a pool closed before the call, or closing during it, it
+// runs what the pool refuses on the calling goroutine, sequentially, and
+// returns what it returns on an open pool; a helper is a computation, not
+// a submission (TestClosedPoolRunsEveryHelperOnCaller,
+// TestHelpersRacingClose, TestRev26ForWBodyGetsClosedPool). Only
+// forkjoin's Invoke, Run, Submit and Execute refuse a closed pool, with
+// forkjoin.ErrClosed. Results equal
 // those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
 // package slices (TestMap, TestFilterCount, TestReduceKeepsOrder,

@@ -147,8 +147,9 @@ func (p *Pool) Mode() Mode { return orDefault(p, "Pool.Mode").mode }
 
 // Closed reports whether Close or Shutdown has been called on p: from then
 // on the pool refuses new work with ErrClosed (Execute returns it, Invoke
-// and the magpie helpers called from outside the pool panic with it)
-// while it finishes what it had accepted, whose tasks may go on forking
+// called from outside the pool panics with it; the magpie helpers run
+// what it refuses on their caller instead) while it finishes what it had
+// accepted, whose tasks may go on forking
 // and calling Invoke inline (see Close; TestPoolClosed). The Default
 // pool is never closed. Like Java's
 // ExecutorService.isShutdown, it is a snapshot: a pool reported open may
