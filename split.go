@@ -18,13 +18,14 @@ import (
 // How a call is run, cheapest first:
 //
 //  1. Inline on the caller's goroutine, with no pool round trip, when the
-//     pool has one worker or is closed (parallelism), when a fixed Grain covers n, or, without a
-//     Grain, when n <= SequentialThreshold and the caller is a task's
-//     *Worker with slack queued (Surplus() >= 1, slackQueued): every
-//     worker is busy, or has the caller's queued tasks to steal. The
-//     helper decides this before it calls runRange (smallInline) and
-//     re-checks the slack between batches (slackgate.go); runRange itself
-//     never inlines by slack (TestRunRangeDoesNotInlineBySlack).
+//     pool has one worker or is closed (parallelism), when a fixed Grain
+//     covers n, or, without a Grain, when n <= SequentialThreshold and the
+//     caller is a task's *Worker with slack queued (Surplus() >= 1,
+//     slackQueued): every worker is busy, or has the caller's queued tasks
+//     to steal. The helper decides this before it calls runRange
+//     (smallInline) and re-checks the slack between batches
+//     (slackgate.go); runRange itself never inlines by slack
+//     (TestRunRangeDoesNotInlineBySlack).
 //  1b. Without a Grain, n <= SequentialThreshold, from inside a task
 //     otherwise (a *Worker whose deque is empty or with a worker idle, or
 //     a *Pool from a worker's goroutine): the task probe (probetask.go).
@@ -314,7 +315,8 @@ func computeOn[A any](w *forkjoin.Worker, s *rangeSpec[A], n int) A {
 // so that this path is a plain loop with no allocation and no clock read:
 // n <= 1; a fixed grain that covers n; or, without a grain, n at most
 // SequentialThreshold when the probe is not wanted: on a pool of one
-// worker or a closed one (parallelism), or inside a task whose *Worker has slack queued (slackQueued).
+// worker or a closed one (parallelism), or inside a task whose *Worker
+// has slack queued (slackQueued).
 // Any other short loop goes to the engine, whose probe runs it on the
 // caller unless it lasts (probe.go from outside, probetask.go inside).
 func smallInline(r forkjoin.Runner, n, grain int) bool {
