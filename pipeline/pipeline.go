@@ -132,6 +132,9 @@ func WithUnordered() Option { return func(c *stageConfig) { c.unordered = true }
 // the pipeline stops, and the worker it runs on, to fork with. An error
 // from fn, or a panic (as a *forkjoin.PanicError), stops the pipeline.
 func Map[T, U any](p *Pipe[T], pool *forkjoin.Pool, fn func(ctx context.Context, w *forkjoin.Worker, v T) (U, error), opts ...Option) *Pipe[U] {
+	if p == nil { // checked here, not as a nil dereference inside a later Run
+		panic("pipeline: Map called with a nil *Pipe")
+	}
 	if fn == nil {
 		panic("pipeline: Map called with a nil function")
 	}
@@ -167,6 +170,9 @@ func Map[T, U any](p *Pipe[T], pool *forkjoin.Pool, fn func(ctx context.Context,
 // started has finished. A panic in sink is re-raised once the pipeline has
 // stopped.
 func Run[T any](ctx context.Context, p *Pipe[T], sink func(v T) error) error {
+	if p == nil {
+		panic("pipeline: Run called with a nil *Pipe")
+	}
 	if sink == nil {
 		panic("pipeline: Run called with a nil sink")
 	}

@@ -87,3 +87,29 @@ func TestSourceStoppedSequenceIsNoFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestNilArgumentMessages: every nil argument is refused where it is
+// passed, with a message naming the function, before anything starts. On
+// main (ea2d076) a nil *Pipe given to Map was accepted and surfaced later,
+// inside Run, as a nil pointer dereference; given to Run it was one too.
+func TestNilArgumentMessages(t *testing.T) {
+	pool := forkjoin.New(forkjoin.WithParallelism(1))
+	defer pool.Close()
+	id := func(_ context.Context, _ *forkjoin.Worker, v int) (int, error) { return v, nil }
+	src := pipeline.From(count(3))
+	cases := map[string]func(){
+		"pipeline: From called with a nil iter.Seq":    func() { pipeline.From[int](nil) },
+		"pipeline: FromChan called with a nil channel": func() { pipeline.FromChan[int](nil) },
+		"pipeline: Map called with a nil *Pipe":        func() { pipeline.Map(nil, pool, id) },
+		"pipeline: Map called with a nil function": func() {
+			pipeline.Map[int, int](src, pool, nil)
+		},
+		"pipeline: Run called with a nil *Pipe": func() {
+			_ = pipeline.Run(context.Background(), (*pipeline.Pipe[int])(nil), func(int) error { return nil })
+		},
+		"pipeline: Run called with a nil sink": func() { _ = pipeline.Run(context.Background(), src, nil) },
+	}
+	for want, call := range cases {
+		within(t, want, func() { require.PanicsWithValue(t, want, call) })
+	}
+}
