@@ -38,7 +38,8 @@ type Pipe[T any] struct {
 // runtime.Goexit) fails the run with a *forkjoin.PanicError, even one
 // raised after the run stopped and yield returned false (in a cleanup, or
 // by a yield after false): Run returns it unless an error came first
-// (TestSourcePanicAfterStopFailsNothingElse).
+// (TestSourcePanicAfterStopFailsNothingElse,
+// TestSourceGoexitAfterStopFailsRun).
 func From[T any](seq iter.Seq[T]) *Pipe[T] {
 	if seq == nil {
 		panic("pipeline: From called with a nil iter.Seq")
@@ -47,29 +48,27 @@ func From[T any](seq iter.Seq[T]) *Pipe[T] {
 		out := make(chan T)
 		r.wg.Go(func() {
 			defer close(out)
-			// finished: seq returned by itself; stopped: the loop body
-			// returned because the run stopped, and seq is still to
-			// return. seq may panic after that (a deferred cleanup, or a
-			// yield after false, which the runtime makes a panic): it
-			// must fail the run, not escape this goroutine and kill the
-			// process (TestSourcePanicAfterStopFailsNothingElse).
-			finished, stopped := false, false
+			// finished: the loop ended, seq having run out or returned
+			// after the stop's yield false. A panic or runtime.Goexit in
+			// seq, even after the stop (a cleanup, a yield after false),
+			// skips it and fails the run
+			// (TestSourcePanicAfterStopFailsNothingElse). The stop breaks
+			// out of the loop: a return from the body would skip the
+			// statement after it too, and a Goexit after the stop looked
+			// like that return and was lost
+			// (TestSourceGoexitAfterStopFailsRun).
+			finished := false
 			defer func() {
-				if finished {
-					return
+				if !finished {
+					r.fail(forkjoin.CapturePanic(recover())) // a panic, or runtime.Goexit (nil)
 				}
-				v := recover()
-				if v == nil && stopped {
-					return // the body's return, seq returned
-				}
-				r.fail(forkjoin.CapturePanic(v)) // a panic, or runtime.Goexit (v nil)
 			}()
+		loop:
 			for v := range seq {
 				select {
 				case out <- v:
 				case <-r.ctx.Done():
-					stopped = true
-					return
+					break loop
 				}
 			}
 			finished = true
@@ -133,6 +132,9 @@ func WithUnordered() Option { return func(c *stageConfig) { c.unordered = true }
 // the pipeline stops, and the worker it runs on, to fork with. An error
 // from fn, or a panic (as a *forkjoin.PanicError), stops the pipeline.
 func Map[T, U any](p *Pipe[T], pool *forkjoin.Pool, fn func(ctx context.Context, w *forkjoin.Worker, v T) (U, error), opts ...Option) *Pipe[U] {
+	if p == nil { // checked here, not as a nil dereference inside a later Run
+		panic("pipeline: Map called with a nil *Pipe")
+	}
 	if fn == nil {
 		panic("pipeline: Map called with a nil function")
 	}
@@ -168,6 +170,9 @@ func Map[T, U any](p *Pipe[T], pool *forkjoin.Pool, fn func(ctx context.Context,
 // started has finished. A panic in sink is re-raised once the pipeline has
 // stopped.
 func Run[T any](ctx context.Context, p *Pipe[T], sink func(v T) error) error {
+	if p == nil {
+		panic("pipeline: Run called with a nil *Pipe")
+	}
 	if sink == nil {
 		panic("pipeline: Run called with a nil sink")
 	}

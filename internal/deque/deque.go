@@ -59,7 +59,8 @@
 //
 //   - Publication stores the slots, then bottom. A thief that loads the new
 //     bottom therefore also sees the slots (and the ring they are in, which
-//     is stored before them when the ring grows).
+//     is stored before them when the ring grows), and the element's
+//     contents, written before the push (TestStolenContentsArePublished).
 //   - Pop stores bottom-1 and then loads top, and a thief loads top and then
 //     bottom. This is Dekker's pattern: sequential consistency guarantees
 //     that the owner and a thief cannot both miss each other's write, so at

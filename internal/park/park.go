@@ -88,7 +88,10 @@ func (s *Sleepers) Prepare(i int, idle bool) {
 // Cancel removes worker i from the set if it is still registered (it found
 // work, or was woken by Unpark rather than WakeOne).
 func (s *Sleepers) Cancel(i int) {
-	if s.n.Load() == 0 { // only i registers itself, so n == 0 means i is not listed
+	// Only i lists itself, and n, changed under mu with listed, counts i
+	// while i is listed: n == 0 means i is not listed
+	// (TestSleeperSetStaysExact).
+	if s.n.Load() == 0 {
 		return
 	}
 	s.mu.Lock()
