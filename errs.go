@@ -27,7 +27,11 @@ import (
 // returned, as errgroup.Group.Wait does: nothing of the call runs after it
 // returns, also when a body calls runtime.Goexit (as t.FailNow does): the
 // caller then gets a *forkjoin.PanicError with ErrGoexit once the pieces
-// other workers took have finished (TestErrHelpersWaitForCallsInFlight).
+// other workers took have finished (TestErrHelpersWaitForCallsInFlight),
+// if that call ran on a worker; a call run on the caller's goroutine (a
+// short loop's first indices, a one-worker or closed pool) unwinds the
+// caller, once those pieces have finished, since no recover stops a
+// Goexit (TestRev29GoexitOnCallerUnwindsCaller).
 //
 // Calls must not wait for one another: on a one-worker pool they run one
 // after the other; inside a task, a short loop runs on its worker when the
