@@ -17,13 +17,20 @@
 // *Worker", whatever its input (TestNilPoolMeansDefault,
 // TestNilWorkerOneMessage). A helper never fails because its pool is
 // closed: given a pool closed before the call, or closing during it, it
-// runs what the pool refuses on the calling goroutine, sequentially, and
-// returns what it returns on an open pool; a helper is a computation, not
-// a submission (TestClosedPoolRunsEveryHelperOnCaller,
-// TestHelpersRacingClose, TestRev26ForWBodyGetsClosedPool). Only
-// forkjoin's Invoke, Run, Submit and Execute refuse a closed pool, with
-// forkjoin.ErrClosed. Results equal
-// those of the sequential code: Map and Filter keep the order, Reduce with
+// runs what the pool refuses on the calling goroutine, sequentially, every
+// index once, and returns the sequential result, the one an open pool
+// gives wherever that does not depend on how the work is cut (sums of
+// floats may differ in the last bits, and the unstable sorts may order
+// equal elements otherwise, as their docs allow); a helper is a
+// computation, not a submission (TestClosedPoolRunsEveryHelperOnCaller,
+// TestHelpersRacingClose, TestRev29HelpersRacingCloseRunEachIndexOnce,
+// TestRev26ForWBodyGetsClosedPool, TestRev29ClosedPoolUnstableSortsPermute).
+// A runtime.Goexit in a function run there unwinds the caller, as on a
+// one-worker pool, where on a worker it would arrive as a
+// *forkjoin.PanicError holding forkjoin.ErrGoexit
+// (TestRev29GoexitOnCallerUnwindsCaller). Only forkjoin's Invoke, Run,
+// Submit and Execute refuse a closed pool, with forkjoin.ErrClosed.
+// Results equal those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
 // package slices (TestMap, TestFilterCount, TestReduceKeepsOrder,
 // TestSortRunners, TestOrderSensitiveHelpersMatchSequential). A panic in a

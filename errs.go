@@ -27,10 +27,14 @@ import (
 // returned, as errgroup.Group.Wait does: nothing of the call runs after it
 // returns, also when a body calls runtime.Goexit (as t.FailNow does): the
 // caller then gets a *forkjoin.PanicError with ErrGoexit once the pieces
-// other workers took have finished (TestErrHelpersWaitForCallsInFlight).
+// other workers took have finished (TestErrHelpersWaitForCallsInFlight),
+// if that call ran on a worker; a call run on the caller's goroutine (a
+// short loop's first indices, a one-worker or closed pool) unwinds the
+// caller, once those pieces have finished, since no recover stops a
+// Goexit (TestRev29GoexitOnCallerUnwindsCaller).
 //
-// Calls must not wait for one another: on a one-worker pool they run one
-// after the other; inside a task, a short loop runs on its worker when the
+// Calls must not wait for one another: on a one-worker or closed pool
+// they run one after the other; inside a task, a short loop runs on its worker when the
 // worker has tasks queued for the idle ones; otherwise a short loop
 // reaches the other workers only after a tick of the probe (see
 // SequentialThreshold), from outside or inside a task; and on the
@@ -46,9 +50,9 @@ import (
 // with ForContext, calls that see the canceled context and return
 // ctx.Err() would hide the error that caused the cancel. When only one
 // index fails, or the loop runs sequentially (a Grain covering n, a
-// one-worker pool, or a short loop the probe keeps on its caller), the
-// result is the sequential loop's (TestForContextFirstErrorNotLowestIndex,
-// TestErrHelpersManyFailures).
+// one-worker or closed pool, or a short loop the probe keeps on its
+// caller), the result is the sequential loop's
+// (TestForContextFirstErrorNotLowestIndex, TestErrHelpersManyFailures).
 //
 // r, the options, the sequential threshold and panics are as for For; a
 // panic in body also stops the loop as an error does, and is re-raised as

@@ -17,7 +17,8 @@ import "github.com/magpie-go/magpie/forkjoin"
 // ForW is For whose body also receives a Runner for nested parallel work:
 // the *forkjoin.Worker running the index, or r itself when the caller runs
 // it (a short loop, the probe's batches from outside or inside a task, a
-// one-worker pool: TestForWRunnerIsTheRunningWorker). Pass it to the
+// one-worker or closed pool: TestForWRunnerIsTheRunningWorker,
+// TestRev26ForWBodyGetsClosedPool). Pass it to the
 // helpers, forkjoin and task called from body instead
 // of the outer Runner: the result is the same, without a lookup of the
 // calling goroutine's worker per call. It is the sequential

@@ -22,8 +22,9 @@ import "github.com/magpie-go/magpie/forkjoin"
 // since body gets a copy.
 //
 // How often init is called: never when n is 0; once when the loop runs on
-// the caller (a Grain covering n, a pool of one worker, or a short loop
-// the probe keeps on the caller, from outside or inside a task); once more
+// the caller (a Grain covering n, a pool of one worker or a closed one,
+// or a short loop the probe keeps on the caller, from outside or inside a
+// task); once more
 // per chunk when the task probe shares a short loop inside a task with idle
 // workers, and once more when a short loop started on a worker with slack
 // queued hands its rest to the probe (slackgate.go); otherwise once per

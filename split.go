@@ -402,8 +402,9 @@ func runnerPool(r forkjoin.Runner) *forkjoin.Pool {
 // test by which a helper runs on the caller because its pool is closed:
 // every inline decision (runRange, smallInline, scanInline, the window of
 // ForSeq and MapSeq) asks parallelism(r) <= 1, so a closed pool runs the
-// helper on the calling goroutine, sequentially, with the result it gives
-// on an open pool (TestClosedPoolRunsEveryHelperOnCaller). A *Worker
+// helper on the calling goroutine, sequentially, with the sequential
+// result, the open pool's wherever that does not depend on the cut
+// (TestClosedPoolRunsEveryHelperOnCaller; docs/design.md, "Messages"). A *Worker
 // counts its pool's workers even while the pool closes: a closing pool
 // still runs its tasks' forks. A pool closed after this test refuses the
 // helper's first task instead, and the caller runs the work then

@@ -172,8 +172,8 @@ func concatSegments[R any](segs [][]R) []R {
 // batches). The chunks are the granularity: every chunk may run as a
 // task of its own whatever n, so the sequential threshold does not apply;
 // the calls run on the caller only when there is one chunk, when Grain
-// covers every chunk, or when the pool has one worker (TestForChunks,
-// TestForChunksParallel). Grain(g) groups up to g consecutive chunks per
+// covers every chunk, or when the pool has one worker or is closed
+// (TestForChunks, TestForChunksParallel, TestClosedPoolRunsEveryHelperOnCaller). Grain(g) groups up to g consecutive chunks per
 // task. r and panics are as for For. ForChunks panics if body is nil, n is negative or
 // size is less than 1.
 func ForChunks(r forkjoin.Runner, n, size int, body func(lo, hi int), opts ...Option) {

@@ -58,7 +58,9 @@
 //
 // A closed pool: each sort submits one task (runSort); if the pool refuses
 // it, the sort runs on the caller instead, sequentially, with the same
-// result (TestSortsOnClosedPool).
+// result, but for the order of elements that compare equal, which the
+// quicksort leaves unspecified on any pool (TestSortsOnClosedPool; magpie's
+// TestRev29ClosedPoolUnstableSortsPermute).
 //
 // Panics: a panic in the comparator reaches the caller after every task of
 // the sort has stopped, as the runtime delivers it (magpie's wrappers turn
@@ -183,8 +185,9 @@ func leafSize(grain, def int) (leaf int, adaptive bool) {
 // result. It reports false if r is a closed pool, which refused fn: fn has
 // not run, and the caller sorts on its own goroutine, sequentially, to the
 // result the parallel sort gives (quicksort: slices.Sort or
-// slices.SortFunc; merge sort: its leaf sort over the whole slice; radix:
-// radixSeq). A panic of fn, also one holding forkjoin.ErrClosed, goes on
+// slices.SortFunc, which may order elements that compare equal otherwise,
+// as the quicksort itself may; merge sort: its leaf sort over the whole
+// slice; radix: radixSeq). A panic of fn, also one holding forkjoin.ErrClosed, goes on
 // (refuse.Run; TestSortsOnClosedPool).
 func runSort(r forkjoin.Runner, fn func(w *forkjoin.Worker)) bool {
 	_, refused := refuse.Run(r, func(w *forkjoin.Worker) struct{} {
