@@ -22,7 +22,11 @@ import "runtime"
 // progress at once than Parallelism() plus WithMaxBlocked, some worker
 // goroutine of the pool is not blocked in one, free to run the tasks they
 // wait for (TestBlockChainsWithinBoundStress); with more, all may be, and
-// a fn that waits for a task of the pool then waits for good. Use Block
+// a fn that waits for a task of the pool then waits for good. A goroutine
+// not blocked in a Block may be waiting in a join, though, which runs
+// only tasks of its own computation, never a submitted one: a fn that
+// waits for a submitted task (or one of another computation) may wait
+// until such joins end (TestRev27JoinWaiterDoesNotServeBlock). Use Block
 // for waits that are long compared with a task switch (microseconds and
 // more); it costs a goroutine start. Compensating workers have indices from
 // Parallelism() upwards. In a worker hook (a task run inline by Invoke

@@ -296,11 +296,16 @@ func (p *Pool) workerExited(w *Worker) {
 		// goroutine as soon as it is, and Stats showed one worker more
 		// than MaxWorkers meanwhile (TestBlockChainsWithinBoundStress).
 		w.spareState.Store(spareFree)
-		last := p.counts.Add(-liveOne-1)>>32 == 0
+		live, _ := splitCounts(p.counts.Add(-liveOne - 1))
 		p.spares = append(p.spares, w)
 		p.spareMu.Unlock()
-		if last {
+		if live == 0 {
 			close(p.stopped)
+		} else {
+			// The regular workers may be asleep on a drained pool,
+			// waiting for the last running worker (this one) to be idle
+			// or gone: see quiesced.
+			p.quiesced()
 		}
 		return
 	}
@@ -329,10 +334,53 @@ func (p *Pool) inflight() int64 {
 	return p.accepted.Load() - f
 }
 
-// drained reports whether a closed pool has finished all accepted work, so
-// that its workers may exit.
+// drained reports whether a closed pool has finished all accepted work.
+// Its workers may not exit for that alone: see quiesced.
 func (p *Pool) drained() bool {
 	return p.closed.Load() && p.inflight() == 0
+}
+
+// quiesced reports whether a regular worker, idle, may leave its loop: the
+// pool is drained and no worker runs a task or holds one, and then wakes
+// the sleeping workers, which leave too. Drained is not enough: a fork
+// never joined outlives its root, so a drained pool may still run tasks,
+// which may fork and Block; a regular worker that left as soon as the pool
+// was drained was not there to run what such a Block waited for
+// (TestRev27DrainedPoolKeepsWorkerForBlock, review rev27).
+//
+// Why idle at one load of counts means that nothing is left: no worker
+// runs a task, so none makes work any more (a closed pool refuses
+// submissions and Broadcasts, and counts the accepted ones in inflight),
+// and none holds a task it took while counted idle. A worker takes work
+// while counted idle only in a search begun before it saw the pool closed
+// (Worker.loop: once it has, it counts as running while it searches), and
+// it leaves the idle phase as soon as that search returns a task; it sets
+// sawClosed after such a search, and every worker with a goroutine has
+// set it before this loads counts (loaded after the flags: a search that
+// took a task while counted idle ended with the worker counted running
+// before its flag was set). The last worker to become idle, or a
+// compensating worker exiting (workerExited), finds it so and wakes the
+// others: a sleeper registers before it loads the flags and counts, and
+// the waker stores its flag and adds to counts before it loads the
+// sleepers (Dekker, all sequentially consistent atomics). Close's WakeAll
+// makes every sleeper look, and set its flag, once.
+func (p *Pool) quiesced() bool {
+	if !p.drained() {
+		return false
+	}
+	for _, v := range p.workers {
+		if v.spare && v.spareState.Load() == spareFree {
+			continue // no goroutine; one started later counts as running
+		}
+		if !v.sawClosed.Load() {
+			return false
+		}
+	}
+	if live, idle := splitCounts(p.counts.Load()); live != idle {
+		return false
+	}
+	p.sleepers.WakeAll()
+	return true
 }
 
 // execDone is rootDone for an Execute task finished on w, counted on w.

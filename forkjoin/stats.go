@@ -34,7 +34,7 @@ type Stats struct {
 	Blocks    uint64 // calls of Block
 	Panics    uint64 // panics handed to the panic handler: of Execute tasks, and those AllOf and AnyOf drop
 	Queued    int    // tasks waiting in the submission queue and, stealable, in deques now (a worker's private forks are not counted: see WorkerStats.Queued)
-	Idle      int    // workers looking for work or asleep now
+	Idle      int    // workers looking for work or asleep now (on a closed pool, those searching count as running: see Pool.quiesced)
 
 	// Completed counts the submitted tasks that have completed: returned,
 	// panicked or called runtime.Goexit (TestStatsCompletedCountsGoexit).

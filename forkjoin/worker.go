@@ -34,9 +34,14 @@ type Worker struct {
 	// idle phase (it found no work), written by it, read by startSpare:
 	// only an idle retiring one is taken over
 	// (TestRev25BlockDoesNotTakeOverBusySpare).
-	idling  atomic.Bool
-	foreign atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
-	inbox   atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
+	idling atomic.Bool
+	// sawClosed is set by the worker's goroutine once it has seen the
+	// pool closed at the start of a search, from which on it counts as
+	// running while it searches; read by Pool.quiesced, so that no
+	// worker leaves while another holds a task taken while counted idle.
+	sawClosed atomic.Bool
+	foreign   atomic.Int64          // goroutines reading this worker's forks through Futures (pin)
+	inbox     atomic.Pointer[share] // Broadcast's shares for this worker, newest first (broadcast.go): any goroutine posts, only the worker takes
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
@@ -625,8 +630,11 @@ func (w *Worker) random() uint64 {
 	return x * 2685821657736338717
 }
 
-// exitIdle reports whether w, idle, leaves its loop: the pool is closed
-// and drained, or w is a compensating worker told to retire. A retiring
+// exitIdle reports whether w, idle, leaves its loop: for a regular
+// worker, the pool is closed and drained and no worker runs a task any
+// more (Pool.quiesced: a fork never joined may still run, and Block, on a
+// drained pool: TestRev27DrainedPoolKeepsWorkerForBlock); for a
+// compensating worker, it was told to retire. A retiring
 // one first drops the functions of the taken submission slots, as a
 // worker does before it sleeps (trimSpares), since it exits instead: it
 // may have run the last submission after every other worker went to
@@ -642,7 +650,7 @@ func (w *Worker) random() uint64 {
 // then retired that Block's worker (TestRev25DrainedPoolSpareStaysForItsBlock).
 func (w *Worker) exitIdle() bool {
 	if !w.spare {
-		return w.pool.drained()
+		return w.pool.quiesced() // not drained alone: see quiesced
 	}
 	if w.spareState.Load() == spareRetiring &&
 		w.spareState.CompareAndSwap(spareRetiring, spareExiting) {
@@ -688,6 +696,22 @@ func (w *Worker) idlePhase(in bool) {
 	if w.spare {
 		w.idling.Store(in)
 	}
+}
+
+// searchClosed is called by w, idle, before it searches for work: on a
+// closed pool it moves w out of the idle phase for the search (the caller
+// moves it back if the search finds nothing), so that a task it takes is
+// never held by a worker counted idle, and reports true; else it reports
+// false and w searches counted idle. See Pool.quiesced.
+func (w *Worker) searchClosed() bool {
+	if !w.pool.closed.Load() {
+		return false
+	}
+	if !w.sawClosed.Load() {
+		w.sawClosed.Store(true)
+	}
+	w.idlePhase(false)
+	return true
 }
 
 // loop is the worker goroutine's scheduling loop.
@@ -764,6 +788,9 @@ func (w *Worker) loop() {
 			}
 			break
 		}
+		if idle && w.searchClosed() {
+			idle = false
+		}
 		if x := w.findWork(); x != nil {
 			if idle {
 				idle = false
@@ -795,13 +822,19 @@ func (w *Worker) loop() {
 			w.sleepers.Cancel(w.index)
 			continue
 		}
+		closed := w.searchClosed()
 		if x := w.findWork(); x != nil {
 			w.sleepers.Cancel(w.index)
 			idle = false
-			w.idlePhase(false)
+			if !closed {
+				w.idlePhase(false)
+			}
 			w.execute(x)
 			bo.Reset()
 			continue
+		}
+		if closed {
+			w.idlePhase(true)
 		}
 		if w.exitIdle() {
 			w.sleepers.Cancel(w.index)
