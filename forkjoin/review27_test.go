@@ -272,3 +272,46 @@ func TestRev27JoinWaiterDoesNotServeBlock(t *testing.T) {
 	require.True(t, rescued.Load())
 	within(t, "Z, once R's join has ended", func() { <-zRan })
 }
+
+// TestRev27CloseRacingUnjoinedForksThatBlock: Close from outside races a
+// root whose forks, never joined, each fork T and Block until T has run,
+// fewer Blocks at once than Parallelism() plus WithMaxBlocked (one fork
+// without a compensating slot, Parallelism() forks with one or two), in
+// both modes. Every fork completes and Close returns with no worker left:
+// no worker leaves while another may still need it (Pool.quiesced), and
+// none stays once all are done.
+func TestRev27CloseRacingUnjoinedForksThatBlock(t *testing.T) {
+	for round := range 120 {
+		par, maxBlocked := 2+round%2, round%3
+		mode := forkjoin.LIFO
+		if round%4 >= 2 {
+			mode = forkjoin.FIFO
+		}
+		forks := par
+		if maxBlocked == 0 {
+			forks = 1
+		}
+		p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMaxBlocked(maxBlocked),
+			forkjoin.WithMode(mode))
+		var done atomic.Int32
+		require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+			for range forks {
+				forkjoin.Fork(w, func(w *forkjoin.Worker) int { // never joined
+					defer done.Add(1)
+					for range 3 {
+						chT := make(chan struct{})
+						forkjoin.Fork(w, func(*forkjoin.Worker) int { close(chT); return 0 }) // T, never joined
+						forkjoin.Block(w, func() { <-chT })
+					}
+					return 0
+				})
+			}
+		}))
+		for range round % 3 {
+			runtime.Gosched()
+		}
+		within(t, fmt.Sprintf("Close, round %d", round), p.Close)
+		require.Equal(t, int32(forks), done.Load(), "round %d", round)
+		require.Zero(t, p.Stats().Workers, "round %d", round)
+	}
+}
