@@ -49,32 +49,9 @@ func TestHelpersRacingClose(t *testing.T) {
 							t.Errorf("%s: %s from %T panicked: %v", where, name, r, v)
 						}
 					}
-					var v any
-					switch g {
-					case 0:
-						for _, name := range names {
-							run(p, name)
-						}
-					case 1:
-						v = recoverValue(func() {
-							forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
-								for _, name := range names {
-									run(w, name)
-								}
-								return struct{}{}
-							})
-						})
-						if v == forkjoin.ErrClosed { // Invoke's own refusal
-							v = nil
-							for _, name := range names {
-								run(p, name)
-							}
-						}
-					case 2:
-						v = recoverValue(func() {
-							ForW(p, len(names), func(r forkjoin.Runner, i int) { run(r, names[i]) }, Grain(1))
-						})
-					}
+					// Goroutines 0, 1 and 2 call from outside, from a
+					// task's *Worker and from a ForW body.
+					v := callFromEverywhere(p, []int{callOutside, callWorker, callForW}[g], names, run)
 					if v != nil {
 						t.Errorf("%s: goroutine %d panicked: %v", where, g, v)
 					}
@@ -85,4 +62,54 @@ func TestHelpersRacingClose(t *testing.T) {
 			return
 		}
 	}
+}
+
+// Where callFromEverywhere calls a helper from: outside the pool with the
+// *Pool, inside a task with its *Worker, inside a task with the *Pool,
+// and from a ForW body with the Runner ForW hands it.
+const (
+	callOutside = iota
+	callWorker
+	callPoolInTask
+	callForW
+)
+
+// callFromEverywhere calls run(r, name) for each name in names from where
+// (one of the constants above), on p, which a Close may be racing: a task
+// that p refuses (Invoke's own ErrClosed, raw, having run nothing) makes
+// the calls from outside instead. It returns what panicked out of the task
+// or the ForW around the calls, nil if nothing did. Shared by the tests of
+// helpers racing Close (TestHelpersRacingClose,
+// TestRev29HelpersRacingCloseRunEachIndexOnce).
+func callFromEverywhere(p *forkjoin.Pool, where int, names []string, run func(r forkjoin.Runner, name string)) any {
+	switch where {
+	case callOutside:
+		for _, name := range names {
+			run(p, name)
+		}
+	case callWorker, callPoolInTask:
+		v := recoverValue(func() {
+			forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
+				var r forkjoin.Runner = w
+				if where == callPoolInTask {
+					r = p
+				}
+				for _, name := range names {
+					run(r, name)
+				}
+				return struct{}{}
+			})
+		})
+		if v != forkjoin.ErrClosed {
+			return v
+		}
+		for _, name := range names {
+			run(p, name)
+		}
+	case callForW:
+		return recoverValue(func() {
+			ForW(p, len(names), func(r forkjoin.Runner, i int) { run(r, names[i]) }, Grain(1))
+		})
+	}
+	return nil
 }

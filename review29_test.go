@@ -194,36 +194,7 @@ func TestRev29HelpersRacingCloseRunEachIndexOnce(t *testing.T) {
 							}
 						}
 					}
-					var v any
-					switch g {
-					case 0:
-						for _, name := range names {
-							check(p, name)
-						}
-					case 1, 2:
-						v = recoverValue(func() {
-							forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} {
-								for _, name := range names {
-									if g == 1 {
-										check(w, name)
-									} else {
-										check(p, name)
-									}
-								}
-								return struct{}{}
-							})
-						})
-						if v == forkjoin.ErrClosed { // Invoke's own refusal
-							v = nil
-							for _, name := range names {
-								check(p, name)
-							}
-						}
-					case 3:
-						v = recoverValue(func() {
-							ForW(p, len(names), func(r forkjoin.Runner, i int) { check(r, names[i]) }, Grain(1))
-						})
-					}
+					v := callFromEverywhere(p, g, names, check) // g: callOutside .. callForW
 					if v != nil {
 						t.Errorf("round %d g%d: panicked: %v", round, g, v)
 					}
