@@ -116,15 +116,9 @@ func TestRev25DrainedPoolSpareStaysForItsBlock(t *testing.T) {
 // slot was not free, it helped).
 func TestRev25BlockingDoesNotTakeOverBusySpare(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(1))
-	rescue := make(chan struct{})
+	wait, rescue := rescuer()
 	defer closePool(t, p)
 	defer close(rescue)
-	wait := func(ch chan struct{}) {
-		select {
-		case <-ch:
-		case <-rescue:
-		}
-	}
 	lIn, chT := make(chan struct{}), make(chan struct{})
 	within(t, "Blocking after a Block", func() {
 		forkjoin.Invoke(p, func(w *forkjoin.Worker) int {
@@ -238,15 +232,9 @@ func TestRev25HandedSlotStartHookGoexit(t *testing.T) {
 // S2's slot as S2 leaves, whose fresh goroutine runs T.
 func TestRev25BlockDoesNotTakeOverBusySpare(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(2))
-	rescue := make(chan struct{})
+	wait, rescue := rescuer()
 	defer closePool(t, p)
 	defer close(rescue)
-	wait := func(ch chan struct{}) {
-		select {
-		case <-ch:
-		case <-rescue:
-		}
-	}
 	spin := func(ch chan struct{}) {
 		for {
 			select {

@@ -29,15 +29,9 @@ func TestRev27DrainedPoolKeepsWorkerForBlock(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(0),
 				forkjoin.WithMode(mode))
-			rescue := make(chan struct{})
+			wait, rescue := rescuer()
 			defer closePool(t, p)
 			defer close(rescue)
-			wait := func(ch chan struct{}) {
-				select {
-				case <-ch:
-				case <-rescue:
-				}
-			}
 			fIn, fGo, fDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 			var fIndex atomic.Int32
 			require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
@@ -143,15 +137,9 @@ func TestRev27ClaimedSlotLeavesQueueByClose(t *testing.T) {
 // at all.
 func TestRev27BusySpareHandedToQueuedBlock(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithMaxBlocked(1))
-	rescue := make(chan struct{})
+	wait, rescue := rescuer()
 	defer closePool(t, p)
 	defer close(rescue)
-	wait := func(ch chan struct{}) {
-		select {
-		case <-ch:
-		case <-rescue:
-		}
-	}
 	start, lIn, aIn, aGo, bIn, chT := make(chan struct{}), make(chan struct{}),
 		make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var lIndex atomic.Int32

@@ -206,15 +206,9 @@ func handOverRound(t *testing.T, round int) {
 // Z ran uncompensated: the same hang).
 func TestBlockSkipsBlockedSpare(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(2))
-	rescue := make(chan struct{})
+	wait, rescue := rescuer()
 	defer closePool(t, p)
 	defer close(rescue)
-	wait := func(ch chan struct{}) {
-		select {
-		case <-ch:
-		case <-rescue:
-		}
-	}
 	chA, chB, chT := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	yIn, zIn, yOut := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup

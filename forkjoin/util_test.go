@@ -123,3 +123,18 @@ func closePool(t testing.TB, p *forkjoin.Pool) {
 		t.Errorf("Close still running after %v (deadlock?); stats: %v", hangTimeout, p.Stats())
 	}
 }
+
+// rescuer returns rescue, a channel a test closes on its way out (deferred
+// after its closePool, so that it runs first), and wait, which blocks
+// until ch or rescue is closed: a test that fails with tasks still in
+// wait frees them, and closePool can return.
+func rescuer() (wait func(ch chan struct{}), rescue chan struct{}) {
+	rescue = make(chan struct{})
+	wait = func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-rescue:
+		}
+	}
+	return wait, rescue
+}
