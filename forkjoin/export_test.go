@@ -23,6 +23,15 @@ func HoldTakeLock(p *Pool) (release func(), ok bool) {
 	return func() { p.inj.taking.Store(false) }, true
 }
 
+// TakeLocks reports how many times p's workers have acquired the take
+// lock (injector.lockTake).
+func TakeLocks(p *Pool) uint64 {
+	q := p.inj
+	q.lockTake()
+	defer q.unlockTake()
+	return q.locks - 1 // this call's own
+}
+
 // SpawnBlock is the most spawned tasks one deque element holds (spawn.go).
 const SpawnBlock = spawnBlock
 

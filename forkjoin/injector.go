@@ -132,11 +132,16 @@ type injector struct {
 
 	levels [NumPriorities]queue
 
-	taking atomic.Bool        // the consumers' try-lock: set while a worker takes
-	passed [NumPriorities]int // guarded by taking; takes that passed over the level while it was not empty
+	taking atomic.Bool // the consumers' try-lock: set while a worker takes
+	locks  uint64      // times taking was acquired; guarded by it (a count for tests: TakeLocks)
 	_      [linePad]byte
-
-	_ [linePad]byte
+	// passed counts the takes that passed over each level while it was
+	// not empty; written under taking only, and only when a count changes
+	// (account), atomics so that take's batch path can see that all are 0
+	// without the lock (noPasses). Off taking's line, which every locked
+	// take writes: in the common case this line is never written.
+	passed [NumPriorities]atomic.Int32
+	_      [linePad]byte
 }
 
 // linePad is the gap that keeps fields written by different goroutines on
@@ -150,23 +155,24 @@ const linePad = 128
 // once per blockCap submissions.
 const blockCap = 64
 
-// slot holds one submitted task: act for Execute, else n. A slot is 24
-// bytes, half of what it was with a ready flag and a timestamp of its own:
-// the blocks are what the GC collects (see docs/design.md, Submissions).
+// slot holds one submitted task: act for Execute, else n. A slot is 32
+// bytes (TestRev24BlockSize).
 type slot struct {
 	// act is Execute's function (a funcAction) or a typed Execute's
-	// action (exectask.go), or nil.
+	// action (exectask.go), or nil; n is the submitted node (Submit,
+	// Invoke), or nil for Execute. Both are plain: the submitter of the
+	// slot writes them before it stores seq, takers read them after
+	// loading seq, and clear them (clearSlots) under injector.taking once
+	// the slot is taken; nobody else reads them.
 	act spawnAction
-	// n is nil until the submitter has written the slot, then the
-	// submitted node (Submit, Invoke) or &execMark (Execute: act), and
-	// &takenMark once a taken node is dropped; a slot never becomes nil
-	// again (see mayBeReady). Storing it publishes act and the node.
-	n atomic.Pointer[node]
+	n   *node
+	// seq is k+1 once the slot's submitter has written it as slot k of
+	// its level (global position): storing it publishes act and n. A
+	// block's slots keep the seq of its previous life when it is reused
+	// (retire): positions only grow, so an old seq is smaller than k+1
+	// and reads as "not written yet", with no reset.
+	seq atomic.Uint64
 }
-
-// execMark and takenMark are the markers in slot.n for Execute's function
-// and for a node already taken; no task runs them.
-var execMark, takenMark node
 
 // block is blockCap consecutive slots of a level.
 type block struct {
@@ -199,6 +205,11 @@ type queue struct {
 	pushed atomic.Uint64         // slots reserved: the next submission reserves slot pushed
 	_      [linePad]byte         // tail and pushed are written by every submitter: off the consumers' line
 	taken  atomic.Uint64         // slots taken; written under injector.taking only
+	// next is the takers' own count of slots taken, guarded by
+	// injector.taking: pop advances it, and unlockTake publishes it to
+	// taken once per take however many slots the take moved (one store,
+	// a full barrier, instead of one per slot).
+	next uint64
 	// head is the block holding slot taken, or the block before it until
 	// the next peek moves it on; written under injector.taking only, read
 	// without it by mayBeReady.
@@ -294,10 +305,11 @@ func (q *injector) push(l int, act spawnAction, n *node) (backlog bool) {
 	}
 	if n != nil {
 		n.group = groupOf(k, l)
+		s.n = n
 	} else {
-		s.act, n = act, &execMark
+		s.act = act
 	}
-	s.n.Store(n) // publishes the writes above, and n's
+	s.seq.Store(k + 1) // publishes the writes above, and n's
 	return backlog
 }
 
@@ -386,13 +398,11 @@ func (v *queue) retire(b *block) bool {
 	if free < 0 {
 		return true // left to the GC
 	}
+	// The slots need no reset: act and n are nil already (peek cleared
+	// them when the head left b), each seq is older than any position the
+	// block will hold (see slot.seq), and queuedAt is rewritten by the
+	// submitter of each timed slot before it is read.
 	b.num.Store(retiredNum)
-	for i := range b.slots {
-		// act is nil already (peek cleared it when the head left b);
-		// queuedAt is rewritten by the submitter of each timed slot
-		// before it is read.
-		b.slots[i].n.Store(nil)
-	}
 	b.next.Store(nil)
 	v.spares[free].Store(b) // only takes fill a slot, under taking: it is still empty (others only empty slots)
 	return true
@@ -436,7 +446,7 @@ func (q *injector) trimSpares() (dropped int) {
 	for l := range q.levels {
 		q.levels[l].dropTaken()
 	}
-	q.taking.Store(false)
+	q.unlockTake()
 	for l := range q.levels {
 		dropped += q.levels[l].trimSpares()
 	}
@@ -472,7 +482,7 @@ func (v *queue) takeSpare() *block {
 // taker's own claim (Worker.execute), which skips the task.
 func (v *queue) peek() *block {
 	for {
-		k := v.taken.Load()
+		k := v.next
 		b := v.head.Load()             // live: only takes retire blocks, the head last
 		if b.num.Load() < k/blockCap { // the first slot of the next block
 			nb := b.next.Load()
@@ -489,13 +499,13 @@ func (v *queue) peek() *block {
 			} // else b is left to the GC
 			b = nb
 		}
-		// Every node in a slot not taken but execMark is a submission's
-		// (Pool.submitAt), claimable.
-		n := b.slots[k%blockCap].n.Load()
-		if n == nil {
-			return nil
+		s := &b.slots[k%blockCap]
+		if s.seq.Load() != k+1 {
+			return nil // reserved, not written yet
 		}
-		if n == &execMark || !n.claimed.Load() {
+		// Every node in a slot is a submission's (Pool.submitAt),
+		// claimable; an Execute's slot has none.
+		if s.n == nil || !s.n.claimed.Load() {
 			return b
 		}
 		v.pop(b) // claimed: see above
@@ -505,10 +515,10 @@ func (v *queue) peek() *block {
 // pop takes v's oldest slot, in b (returned by peek), and returns its
 // contents and index. Called with injector.taking held.
 func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint64) {
-	k = v.taken.Load()
+	k = v.next
 	i := k % blockCap
 	s := &b.slots[i]
-	act, n = s.act, s.n.Load()
+	act, n = s.act, s.n
 	if k%waitSample == waitSample-1 {
 		queuedAt = b.queuedAt[i/waitSample]
 	}
@@ -518,28 +528,21 @@ func (v *queue) pop(b *block) (act spawnAction, n *node, queuedAt int64, k uint6
 	// cache line the submitter of the next slots was writing, and the
 	// store of taken below, a full barrier, waited for that line (17% of
 	// BenchmarkSubmit1M's CPU at two Ps; docs/design.md, Submission costs).
-	if n == &execMark {
-		n = nil
-	}
-	v.taken.Store(k + 1) // under taking: no other writer
+	v.next = k + 1 // published to taken by unlockTake
 	return act, n, queuedAt, k
 }
 
 // clearSlots drops the contents of b's first j slots, all taken, so that
-// the GC may have the functions and nodes they hold: act becomes nil and a
-// submitted node &takenMark (non-nil: see mayBeReady). Called with
-// injector.taking held: only takers read act, and only of a slot not taken
-// yet; the submitters wrote these slots before publishing them and never
-// write them again. A goroutine looking without the lock (mayBeReady, with
-// a stale taken) may load one of these node pointers meanwhile: it reads
-// non-nil before and after, so its answer is the same.
+// the GC may have the functions and nodes they hold. Called with
+// injector.taking held: only takers read act and n, and only of a slot
+// not taken yet; the submitters wrote these slots before publishing them
+// and never write them again in this life of b (see retire). Their seq
+// stays: a goroutine looking without the lock (mayBeReady, with a stale
+// taken) reads only seq.
 func clearSlots(b *block, j int) {
 	for i := range j {
 		s := &b.slots[i]
-		s.act = nil
-		if n := s.n.Load(); n != &execMark && n != &takenMark {
-			s.n.Store(&takenMark)
-		}
+		s.act, s.n = nil, nil
 	}
 }
 
@@ -547,7 +550,7 @@ func clearSlots(b *block, j int) {
 // clearSlots), so that an idle pool keeps no function or node it has run.
 // Called with injector.taking held.
 func (v *queue) dropTaken() {
-	k := v.taken.Load()
+	k := v.next
 	b := v.head.Load()
 	switch b.num.Load() {
 	case k / blockCap:
@@ -573,8 +576,8 @@ func (v *queue) dropTaken() {
 // block.num), so every conclusion below is checked by rereading b's num.
 // If b is block m-1 and its next is nil while it still is block m-1, block
 // m was not linked, so slot k (whose submitter writes it only after finding
-// block m) was not ready. If b is block m and slot k reads nil while b
-// still is block m, slot k was not ready; taken moves past k only after
+// block m) was not ready. If b is block m and slot k's seq is not k+1
+// while b still is block m, slot k was not ready; taken moves past k only after
 // slot k is ready, so slot k was the oldest. Any other num (a later block,
 // or retired) means that takes went on meanwhile: true.
 func (v *queue) mayBeReady() bool {
@@ -592,7 +595,7 @@ func (v *queue) mayBeReady() bool {
 	if num != m {
 		return true
 	}
-	if b.slots[k%blockCap].n.Load() != nil {
+	if b.slots[k%blockCap].seq.Load() == k+1 {
 		return true
 	}
 	return b.num.Load() != m
@@ -621,14 +624,32 @@ func (q *injector) submitted() uint64 {
 	return q.levels[0].pushed.Load() + q.levels[1].pushed.Load() + q.levels[2].pushed.Load()
 }
 
-// take removes the next task (see pick) for worker w and returns its node
-// (for Execute's function, one of w's exec nodes, see Worker.execNode), and
-// reports whether more tasks are ready. It returns nil only if none is
-// queued or if the oldest of each level is reserved but not ready yet (its
-// submitter wakes a sleeper once it is), so that a worker that finds
-// nothing here after registering as a sleeper may sleep.
+// take removes the next submitted task for worker w (see choose) and
+// returns its node (for Execute's function, one of w's exec nodes, see
+// Worker.execNode), and reports whether more tasks are ready: left in the
+// queue, or put in w's ring by this take (a batch, or half of another's).
+// Tasks that were in w's ring before do not count: they were published,
+// and a sleeper woken, when they were put there (see takebatch.go). The tasks
+// it chooses among are the oldest of each level and, ahead of their
+// level's, the tasks of a batch taken earlier (takebatch.go): those of
+// w's own ring, or else of another worker's. It returns nil only if none
+// is queued or held in a ring, or if the oldest of each level is reserved
+// but not ready yet (its submitter wakes a sleeper once it is), so that a
+// worker that finds nothing here after registering as a sleeper may
+// sleep. w is nil only in the queue's own tests.
 func (q *injector) take(w *Worker) (x *node, more bool) {
-	if !q.levels[0].mayBeReady() && !q.levels[1].mayBeReady() && !q.levels[2].mayBeReady() {
+	src, rl := w.batchSource()
+	if src != nil && q.onlyLevel(rl) && q.noPasses() {
+		// The batch's level is the only one with tasks (the queue's own
+		// tasks of that level are younger than the batch's), and no
+		// aging count is set: choose would pick the batch's level, and
+		// account change nothing, so no lock is needed.
+		if x = w.takeBatched(src); x != nil {
+			return x, src != w && w.subs.Len() > 0
+		}
+		src = nil // emptied meanwhile
+	}
+	if src == nil && !q.levels[0].mayBeReady() && !q.levels[1].mayBeReady() && !q.levels[2].mayBeReady() {
 		return nil, false
 	}
 	q.lockTake()
@@ -642,22 +663,83 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 			nonEmpty |= 1 << l
 		}
 	}
-	l := q.pick(nonEmpty)
-	if l < 0 {
-		q.taking.Store(false)
-		return nil, false
+	var l int
+	var candidates uint8
+	for {
+		candidates = nonEmpty
+		if src != nil {
+			candidates |= 1 << rl
+		}
+		if l = q.choose(candidates); l < 0 {
+			q.unlockTake()
+			return nil, false
+		}
+		if src != nil && l == rl {
+			// The batch goes first: it is older than the queue's tasks
+			// of its level.
+			if x = w.takeBatched(src); x != nil {
+				q.account(candidates, l)
+				q.unlockTake()
+				return x, nonEmpty != 0 || src != w && w.subs.Len() > 0
+			}
+			src = nil // emptied meanwhile: choose again without it
+			continue
+		}
+		q.account(candidates, l)
+		break
 	}
-	act, x, queuedAt, k := q.levels[l].pop(heads[l])
-	heads[l] = q.levels[l].peek()
-	more = heads[0] != nil || heads[1] != nil || heads[2] != nil
-	q.taking.Store(false)
-	if queuedAt != 0 && w != nil { // w nil: the queue's own tests
-		// After the take, outside taking: the other workers are not
-		// held off while the clock is read.
-		w.waits.add(nanotime() - queuedAt)
-	}
-	if x == nil {
+	v := &q.levels[l]
+	act, x, queuedAt, k := v.pop(heads[l])
+	if x == nil && w != nil {
 		x = w.execNode(act, groupOf(k, l))
+	}
+	var (
+		batch [maxTakeBatch - 1]*node
+		// Claimed slots skipped on the way (peek) can make more than one
+		// in waitSample of the batch timed: room for every one.
+		timed  [maxTakeBatch - 1]int64
+		nb, nt int
+	)
+	if want := w.batchWanted(v.pushed.Load()-v.next, candidates, l); want > 0 {
+		// The rest of the batch goes to w's ring, which is empty, where
+		// the other workers can take it (takebatch.go).
+		for nb < want {
+			b := v.peek()
+			if b == nil {
+				break
+			}
+			act, y, qa, k := v.pop(b)
+			if y == nil {
+				y = w.execNode(act, groupOf(k, l))
+			}
+			batch[nb] = y
+			nb++
+			if qa != 0 {
+				timed[nt] = qa
+				nt++
+			}
+		}
+	}
+	heads[l] = v.peek()
+	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil
+	q.unlockTake()
+	if w == nil { // the queue's own tests
+		return x, more
+	}
+	if nb > 0 {
+		w.fillBatch(l, batch[:nb])
+	}
+	if queuedAt != 0 || nt > 0 {
+		// After the take, outside taking: the other workers are not
+		// held off while the clock is read. A batch's queue waits end
+		// at its take (docs/design.md, "Batched takes").
+		now := nanotime()
+		if queuedAt != 0 {
+			w.waits.add(now - queuedAt)
+		}
+		for _, qa := range timed[:nt] {
+			w.waits.add(now - qa)
+		}
 	}
 	return x, more
 }
@@ -679,7 +761,7 @@ func (q *injector) dropClaimed() {
 	for l := range q.levels {
 		q.levels[l].peek()
 	}
-	q.taking.Store(false)
+	q.unlockTake()
 }
 
 // lockTake acquires taking, spinning while another worker holds it (a
@@ -697,56 +779,96 @@ func (q *injector) lockTake() {
 			}
 		}
 	}
+	q.locks++ // under taking
 }
 
-// pick chooses the level to take from among the non-empty ones (bit l of
-// nonEmpty set for level l), or -1 if all are empty, and updates the aging
-// counts: the most urgent non-empty
-// level h, unless h has not been passed over aging times and a less
-// urgent non-empty level has (the most urgent such level then): of the
-// levels that are due, the most urgent goes first. Every non-empty level
-// less urgent than the one chosen counts one more pass; the chosen level
-// and the empty ones restart at 0. Levels more urgent than the chosen one
-// keep their count (they were not passed over for priority).
+// unlockTake publishes each level's taken count (see queue.next) and
+// releases taking.
+func (q *injector) unlockTake() {
+	for l := range q.levels {
+		v := &q.levels[l]
+		if v.taken.Load() != v.next {
+			v.taken.Store(v.next) // under taking: no other writer
+		}
+	}
+	q.taking.Store(false)
+}
+
+// choose chooses the level to take from among the non-empty ones (bit l
+// of nonEmpty set for level l), or -1 if all are empty: the most urgent
+// non-empty level h, unless h has not been passed over aging times and a
+// less urgent non-empty level has (the most urgent such level then): of
+// the levels that are due, the most urgent goes first. account then
+// updates the counts for the take made. Called with taking held.
 //
 // Bound: a level reaching aging passes is chosen at the next take unless
 // a more urgent level is due at the same take; with three levels, Normal
 // can be due ahead of Background only once, so the head of a level is
-// passed over at most aging+1 times. Called with taking held.
+// passed over at most aging+1 times.
 //
 // A level whose oldest slot is reserved but not ready yet counts as empty
 // for this take: its submitter is about to mark it ready, and wakes a
 // sleeper then.
-func (q *injector) pick(nonEmpty uint8) int {
-	switch nonEmpty {
-	case 0:
+func (q *injector) choose(nonEmpty uint8) int {
+	if nonEmpty == 0 {
 		return -1
-	case 1, 2, 4:
-		// The common case, one level non-empty: it is chosen, and every
-		// count restarts (the chosen level's and the empty ones'), as the
-		// loops below would do.
-		q.passed = [NumPriorities]int{}
-		return bits.TrailingZeros8(nonEmpty)
 	}
 	h := bits.TrailingZeros8(nonEmpty) // the most urgent non-empty level
-	chosen := h
-	if q.aging > 0 {
+	if q.aging > 0 && nonEmpty&(nonEmpty-1) != 0 {
 		for l := h; l < NumPriorities; l++ {
-			if nonEmpty&(1<<l) != 0 && q.passed[l] >= q.aging {
-				chosen = l // the most urgent level that is due
-				break
+			if nonEmpty&(1<<l) != 0 && int(q.passed[l].Load()) >= q.aging {
+				return l // the most urgent level that is due
 			}
 		}
 	}
+	return h
+}
+
+// account updates the aging counts for a take from level chosen among the
+// non-empty levels of nonEmpty: every non-empty level less urgent than
+// the one chosen counts one more pass; the chosen level and the empty ones
+// restart at 0. Levels more urgent than the chosen one keep their count
+// (they were not passed over for priority). Called with taking held.
+func (q *injector) account(nonEmpty uint8, chosen int) {
 	for l := range NumPriorities {
+		c := &q.passed[l]
 		switch {
 		case nonEmpty&(1<<l) == 0 || l == chosen:
-			q.passed[l] = 0
+			if c.Load() != 0 {
+				c.Store(0) // only when set: in the common case the line stays clean
+			}
 		case l > chosen:
-			q.passed[l]++
+			c.Store(c.Load() + 1)
 		}
 	}
-	return chosen
+}
+
+// pick is choose and account in one: the level a take from the non-empty
+// levels of nonEmpty takes from, or -1.
+func (q *injector) pick(nonEmpty uint8) int {
+	l := q.choose(nonEmpty)
+	if l >= 0 {
+		q.account(nonEmpty, l)
+	}
+	return l
+}
+
+// onlyLevel reports whether no level but l holds a task: exact at the
+// instant of each level's loads (queued), and cheap: it reads only the
+// lines of idle levels, which nobody writes.
+func (q *injector) onlyLevel(l int) bool {
+	for i := range q.levels {
+		if i != l && q.levels[i].queued() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// noPasses reports whether every aging count is 0, so that a take from a
+// level alone non-empty changes none (take's path for a batch).
+func (q *injector) noPasses() bool {
+	return q.passed[0].Load() == 0 && q.passed[1].Load() == 0 && q.passed[2].Load() == 0
 }
 
 // tryRoom takes a token of a bounded queue for one submission if one is

@@ -100,7 +100,8 @@ func TestInjectorFindFromRecycledBlock(t *testing.T) {
 		require.False(t, more, "N=%d", n)
 		// Written as push writes it.
 		nd := &node{group: groupOf(k, l)}
-		want.slots[k%blockCap].n.Store(nd)
+		want.slots[k%blockCap].n = nd
+		want.slots[k%blockCap].seq.Store(k + 1)
 		require.True(t, v.mayBeReady(), "N=%d: oldest slot written", n)
 		x, _ = q.take(nil)
 		require.Same(t, nd, x, "N=%d", n)

@@ -5,6 +5,7 @@ package forkjoin_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -259,34 +260,38 @@ func spin(d time.Duration) {
 // (2,000 under the race detector) at random priorities to 4 workers, with
 // Execute and Submit mixed, across hundreds of 64-slot blocks: every task
 // runs exactly once, and within each submitter and priority no task starts
-// while more than 3 (P-1) submitted before it have not started (see
-// startLog). It runs with a backlog (the submitters never wait) and paced
+// while more than the order bound (P-1)·b submitted before it have not
+// started (see startLog): 3 with WithTakeBatch(1), 96 with the default
+// batch b = 32. It runs with a backlog (the submitters never wait) and paced
 // (each submitter keeps at most 16 of its tasks not started), where the
 // queue stays within a few blocks and the takers retire blocks that
 // submitters, descheduled between loading the tail and reserving a slot,
 // may still hold (injector.go, retire).
 func TestInjectorStressExactlyOnce(t *testing.T) {
-	t.Run("backlog", func(t *testing.T) { injectorStress(t, 0) })
-	t.Run("paced", func(t *testing.T) { injectorStress(t, 16) })
+	for _, batch := range []int{1, forkjoin.DefaultTakeBatch} {
+		t.Run(fmt.Sprintf("batch=%d/backlog", batch), func(t *testing.T) { injectorStress(t, batch, 0) })
+		t.Run(fmt.Sprintf("batch=%d/paced", batch), func(t *testing.T) { injectorStress(t, batch, 16) })
+	}
 }
 
-// injectorStress is TestInjectorStressExactlyOnce; window > 0 makes each
-// submitter wait while window of its tasks have not started.
-func injectorStress(t *testing.T, window int) {
+// injectorStress is TestInjectorStressExactlyOnce for a take batch;
+// window > 0 makes each submitter wait while window of its tasks have not
+// started.
+func injectorStress(t *testing.T, batch, window int) {
 	const submitters, workers = 8, 4
 	each := 20_000
 	if testenv.Race {
 		each = 2_000
 	}
 	started := make([]atomic.Int64, submitters)
-	p := forkjoin.New(forkjoin.WithParallelism(workers))
+	p := forkjoin.New(forkjoin.WithParallelism(workers), forkjoin.WithTakeBatch(batch))
 	defer closePool(t, p)
 	prios := []forkjoin.Priority{forkjoin.Urgent, forkjoin.Normal, forkjoin.Background}
 	// One log per priority: submitter g's tasks at a priority are numbered
 	// in submission order.
 	var logs [3]*startLog
 	for i := range logs {
-		logs[i] = newStartLog(submitters, each, workers-1)
+		logs[i] = newStartLog(submitters, each, orderBound(workers, batch))
 	}
 	runs := make([]atomic.Int32, submitters*each)
 	var done sync.WaitGroup

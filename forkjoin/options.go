@@ -51,6 +51,7 @@ type config struct {
 	name        string
 	aging       int
 	agingSet    bool
+	takeBatch   int // WithTakeBatch; 0: DefaultTakeBatch
 
 	slowThreshold time.Duration
 	slowHandler   func(p *Pool, worker int, running time.Duration)
@@ -142,6 +143,39 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // priority, under which lower levels wait as long as more urgent tasks are
 // queued. The default is DefaultPriorityAging.
 func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.agingSet = true } }
+
+// DefaultTakeBatch is the take batch of a pool without WithTakeBatch.
+const DefaultTakeBatch = 32
+
+// WithTakeBatch sets the most submitted tasks a worker takes from the
+// submission queue at once, n from 1 to 32 (clamped). While fewer than
+// twice as many tasks as the pool has workers wait at a priority level, or
+// while several levels hold tasks, a worker takes one at a time; past
+// that, a take moves up to n tasks of the level at once: the worker runs
+// the first and keeps the others in order, where any idle worker can take
+// them (the older half at a time), so that no task waits on a busy worker
+// while another is free. Each batch costs the queue's shared lines once,
+// instead of once per task: that is what lets two workers drain a backlog
+// of tiny tasks faster than one (docs/design.md, "Batched takes").
+//
+// The price is order: with a batch of n, a task may start while up to
+// n*P-1 tasks submitted before it at its level have not (P workers); with
+// n = 1, at most P-1, as if the queue were a channel drained by P
+// goroutines. Priorities are kept task by task: a worker runs a queued
+// task of a more urgent level before the next task of its batch, and
+// aging counts every task started from a batch as a take of its level
+// (TestTakeBatchKeepsPriorities). The default is DefaultTakeBatch.
+func WithTakeBatch(n int) Option {
+	return func(c *config) { c.takeBatch = min(max(n, 1), maxTakeBatch) }
+}
+
+// takeBatchOr returns the take batch of the configuration.
+func (c *config) takeBatchOr() int {
+	if c.takeBatch == 0 {
+		return DefaultTakeBatch
+	}
+	return c.takeBatch
+}
 
 // WithSlowTaskHandler reports submitted tasks that run longer than
 // threshold: while such a task is still running, h is called once for it,

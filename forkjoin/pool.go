@@ -108,13 +108,17 @@ func New(opts ...Option) *Pool {
 	p.workers = make([]*Worker, n+maxBlocked(c, n))
 	for i := range p.workers {
 		p.workers[i] = &Worker{
-			pool:     p,
-			index:    i,
-			deque:    deque.New[node](),
-			sleepers: p.sleepers,
-			fifo:     c.mode == FIFO,
-			rng:      uint64(i)*0x9E3779B97F4A7C15 + 1,
-			spare:    i >= n,
+			pool:      p,
+			index:     i,
+			deque:     deque.New[node](),
+			sleepers:  p.sleepers,
+			fifo:      c.mode == FIFO,
+			rng:       uint64(i)*0x9E3779B97F4A7C15 + 1,
+			spare:     i >= n,
+			takeBatch: 1,
+		}
+		if i < n {
+			p.workers[i].takeBatch = c.takeBatchOr()
 		}
 	}
 	p.spares = append(p.spares, p.workers[n:]...)

@@ -142,6 +142,6 @@ func TestRev24BlockSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("the sizes stated are a 64-bit platform's")
 	}
-	require.EqualValues(t, 24, unsafe.Sizeof(slot{}))
-	require.EqualValues(t, 1616, unsafe.Sizeof(block{}))
+	require.EqualValues(t, 32, unsafe.Sizeof(slot{}))
+	require.EqualValues(t, 2128, unsafe.Sizeof(block{}))
 }

@@ -64,9 +64,10 @@ func (a *rev24Ptr) Compute(*forkjoin.Worker) { a.run() }
 //   - every submission reported accepted runs exactly once, every one
 //     reported rejected never runs (counts per submission, checked after
 //     Close);
-//   - per submitter and priority, no task starts while more than P-1
-//     accepted before it have not started (the bound K of "Ordering
-//     guarantee"; startLog);
+//   - per submitter and priority, no task starts while more than K
+//     accepted before it have not started (the bound K = (P-1)·b of
+//     "Ordering guarantee"; startLog): P-1 in the rounds with
+//     WithTakeBatch(1) (one in two), (P-1)·32 in the others;
 //   - a typed action's words are never torn;
 //   - after Close: no room token held and nothing owed, every Queued*
 //     count 0, Completed equals Submitted.
@@ -89,10 +90,15 @@ func TestRev24SubmitCloseRace(t *testing.T) {
 		if r%2 == 0 {
 			opts = append(opts, forkjoin.WithPriorityAging(1+rng.Intn(4)))
 		}
+		batch := forkjoin.DefaultTakeBatch
+		if r%4 < 2 {
+			batch = 1
+		}
+		opts = append(opts, forkjoin.WithTakeBatch(batch))
 		p := forkjoin.New(opts...)
 		st := &rev24State{ran: make([]atomic.Int32, submitters*each)}
 		for l := range st.logs {
-			st.logs[l] = newStartLog(submitters, each, par-1)
+			st.logs[l] = newStartLog(submitters, each, orderBound(par, batch))
 		}
 		var acceptedN atomic.Int64
 		accepted := make([]atomic.Bool, submitters*each)

@@ -45,7 +45,9 @@ type Stats struct {
 	// (TestRev24StatsCompletedNotAboveSubmitted).
 	Completed uint64
 	// QueuedUrgent, QueuedNormal and QueuedBackground are the submitted
-	// tasks waiting in the submission queue now, by priority. A task a
+	// tasks waiting to start now, by priority: in the submission queue, or
+	// taken in a batch and not started (WithTakeBatch;
+	// TestStatsCountsBatchedTasks). A task a
 	// Join ran ahead of its turn counts until it leaves the queue: at once
 	// if it was at the front of its level, else when the takes reach it
 	// (see WithMaxQueued).
@@ -53,7 +55,9 @@ type Stats struct {
 	// QueueWaits counts the timed submitted tasks taken from the
 	// submission queue, and QueueWaitTotal and QueueWaitMax are the sum and
 	// the longest of their queue waits, from submission until a worker took
-	// the task; a submission a Join ran ahead of its turn is not timed
+	// the task (for a task of a batch, until the batch was taken: the time
+	// it then spends in the worker's ring, behind at most 31 tasks of its
+	// batch, is not counted); a submission a Join ran ahead of its turn is not timed
 	// (TestRev24ClaimedSlotNotTimed). One submission in 8 of each
 	// priority is timed (the 8th, 16th, ...): reading the clock twice per
 	// task is a large share of a small task's submission (measured in
@@ -99,13 +103,22 @@ func (p *Pool) Stats() Stats {
 	p = orDefault(p, "Pool.Stats")
 	live, idle := splitCounts(p.counts.Load())
 	q := p.inj
+	// The tasks of batches taken and not started (takebatch.go), read
+	// before the queue: a task moves from the queue to a ring, never back,
+	// so a task that moves while Stats reads is missed, not counted twice.
+	var batched [NumPriorities]int
+	for _, w := range p.workers[:p.parallelism] { // spares hold no batch
+		if n := w.subs.Len(); n > 0 {
+			batched[w.subsLevel.Load()] += n
+		}
+	}
 	s := Stats{
 		Workers:          live,
 		Panics:           p.panics.Load(),
 		Idle:             idle,
-		QueuedUrgent:     int(q.levels[Urgent.level()].queued()),
-		QueuedNormal:     int(q.levels[Normal.level()].queued()),
-		QueuedBackground: int(q.levels[Background.level()].queued()),
+		QueuedUrgent:     batched[Urgent.level()] + int(q.levels[Urgent.level()].queued()),
+		QueuedNormal:     batched[Normal.level()] + int(q.levels[Normal.level()].queued()),
+		QueuedBackground: batched[Background.level()] + int(q.levels[Background.level()].queued()),
 	}
 	// Queued counts the same queued submissions as the levels above, not
 	// a second read of them that could be smaller than their sum.

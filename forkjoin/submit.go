@@ -109,6 +109,7 @@ func (w *Worker) execNode(act spawnAction, group uint64) *node {
 	e := w.execFree
 	if e != nil {
 		w.execFree = e.nextFree
+		w.execFreeLen--
 	} else {
 		e = &execNode{pool: w.pool}
 		e.job = e
@@ -145,8 +146,11 @@ type goexitRecorder interface{ recordsGoexit() }
 // that took it and runs it.
 func (e *execNode) complete(w *Worker) {
 	e.act = nil
-	e.nextFree = w.execFree
-	w.execFree = e
+	if w.execFreeLen < maxExecFree {
+		e.nextFree = w.execFree
+		w.execFree = e
+		w.execFreeLen++
+	} // else left to the GC: see maxExecFree
 	e.pool.execDone(w)
 }
 

@@ -71,7 +71,9 @@ func TestSubmissionsStartInOrder(t *testing.T) {
 // queued before j), and each one not started yet is held by a distinct
 // other worker between its take and its start. It is the "no task starts
 // before one submitted earlier has been taken" of issue 12, observed from
-// the tasks alone.
+// the tasks alone. With batched takes (WithTakeBatch(b)) each other worker
+// may also hold up to b-1 taken tasks in its ring, and the limit is
+// orderBound(P, b) = (P-1)·b.
 type startLog struct {
 	mu      sync.Mutex
 	limit   int
@@ -80,6 +82,12 @@ type startLog struct {
 	worst   int      // most earlier tasks of one submitter found not started
 	where   string
 }
+
+// orderBound is the design's bound K on the tasks submitted before a
+// task, at its level, that have not started when it starts: (P-1)·b on P
+// workers taking batches of up to b (docs/design.md, "Ordering
+// guarantee"; takebatch.go).
+func orderBound(workers, batch int) int { return (workers - 1) * batch }
 
 func newStartLog(submitters, each, limit int) *startLog {
 	l := &startLog{limit: limit, low: make([]int, submitters)}
@@ -123,44 +131,48 @@ func (l *startLog) check(t *testing.T) {
 }
 
 // TestSubmissionsTakenInOrderTwoWorkers: four goroutines submit 5,000 tasks
-// each to 2 workers; no task starts while more than one task submitted
-// before it from the same goroutine has not started (see startLog), in
+// each to 2 workers; no task starts while more than orderBound tasks
+// submitted before it from the same goroutine have not started (see
+// startLog): one with WithTakeBatch(1), 32 with the default batch, in
 // both modes. Before the injector, a LIFO thief took the newest task of a
 // drained batch, and a FIFO worker ran a batch newest first.
 func TestSubmissionsTakenInOrderTwoWorkers(t *testing.T) {
 	const submitters, each, workers = 4, 5000, 2
 	for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
-		t.Run(mode.String(), func(t *testing.T) {
-			p := forkjoin.New(forkjoin.WithParallelism(workers), forkjoin.WithMode(mode))
-			defer closePool(t, p)
-			log := newStartLog(submitters, each, workers-1)
-			var done sync.WaitGroup
-			done.Add(submitters * each)
-			var subs sync.WaitGroup
-			for g := range submitters {
-				subs.Add(1)
-				go func() {
-					defer subs.Done()
-					for i := range each {
-						if err := p.Execute(func(*forkjoin.Worker) { log.start(g, i); done.Done() }); err != nil {
-							t.Errorf("Execute: %v", err)
-							return
+		for _, batch := range []int{1, forkjoin.DefaultTakeBatch} {
+			t.Run(fmt.Sprintf("%v/batch=%d", mode, batch), func(t *testing.T) {
+				p := forkjoin.New(forkjoin.WithParallelism(workers), forkjoin.WithMode(mode), forkjoin.WithTakeBatch(batch))
+				defer closePool(t, p)
+				log := newStartLog(submitters, each, orderBound(workers, batch))
+				var done sync.WaitGroup
+				done.Add(submitters * each)
+				var subs sync.WaitGroup
+				for g := range submitters {
+					subs.Add(1)
+					go func() {
+						defer subs.Done()
+						for i := range each {
+							if err := p.Execute(func(*forkjoin.Worker) { log.start(g, i); done.Done() }); err != nil {
+								t.Errorf("Execute: %v", err)
+								return
+							}
 						}
-					}
-				}()
-			}
-			within(t, "submitters", subs.Wait)
-			within(t, "tasks", done.Wait)
-			log.check(t)
-		})
+					}()
+				}
+				within(t, "submitters", subs.Wait)
+				within(t, "tasks", done.Wait)
+				log.check(t)
+			})
+		}
 	}
 }
 
 // TestSubmissionStreamFair: one goroutine streams 200,000 tasks (20,000
 // under the race detector) through 2 workers while they run. The bound K of
-// the design: no task starts while more than K = P-1 = 1 tasks submitted
-// before it have not started (see startLog); in particular no task waits
-// while tasks submitted after it are taken, however long the stream.
+// the design: no task starts while more than K = (P-1)·b tasks submitted
+// before it have not started (see startLog): 1 with WithTakeBatch(1), 32
+// with the default batch; in particular no task waits while tasks
+// submitted after it are taken, however long the stream.
 //
 // The test also logs the largest distance by which a task started after
 // one submitted later: that distance is not bounded by the queue, since
@@ -171,38 +183,45 @@ func TestSubmissionStreamFair(t *testing.T) {
 	if testenv.Race {
 		n = 20_000
 	}
-	const workers = 2
 	for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
-		t.Run(mode.String(), func(t *testing.T) {
-			p := forkjoin.New(forkjoin.WithParallelism(workers), forkjoin.WithMode(mode))
-			defer closePool(t, p)
-			log := newStartLog(1, n, workers-1)
-			order := make([]int32, n)
-			var pos atomic.Int64
-			var done sync.WaitGroup
-			done.Add(n)
-			within(t, "stream", func() {
-				for i := range n {
-					err := p.Execute(func(*forkjoin.Worker) {
-						log.start(0, i)
-						order[pos.Add(1)-1] = int32(i)
-						done.Done()
-					})
-					if err != nil {
-						panic(err)
-					}
-				}
-				done.Wait()
+		for _, batch := range []int{1, forkjoin.DefaultTakeBatch} {
+			t.Run(fmt.Sprintf("%v/batch=%d", mode, batch), func(t *testing.T) {
+				streamFair(t, mode, batch, n)
 			})
-			log.check(t)
-			overtake, hi := 0, int32(-1)
-			for _, i := range order {
-				overtake = max(overtake, int(hi-i))
-				hi = max(hi, i)
-			}
-			t.Logf("largest distance by which a task started after a later one: %d", overtake)
-		})
+		}
 	}
+}
+
+// streamFair is one case of TestSubmissionStreamFair.
+func streamFair(t *testing.T, mode forkjoin.Mode, batch, n int) {
+	const workers = 2
+	p := forkjoin.New(forkjoin.WithParallelism(workers), forkjoin.WithMode(mode), forkjoin.WithTakeBatch(batch))
+	defer closePool(t, p)
+	log := newStartLog(1, n, orderBound(workers, batch))
+	order := make([]int32, n)
+	var pos atomic.Int64
+	var done sync.WaitGroup
+	done.Add(n)
+	within(t, "stream", func() {
+		for i := range n {
+			err := p.Execute(func(*forkjoin.Worker) {
+				log.start(0, i)
+				order[pos.Add(1)-1] = int32(i)
+				done.Done()
+			})
+			if err != nil {
+				panic(err)
+			}
+		}
+		done.Wait()
+	})
+	log.check(t)
+	overtake, hi := 0, int32(-1)
+	for _, i := range order {
+		overtake = max(overtake, int(hi-i))
+		hi = max(hi, i)
+	}
+	t.Logf("largest distance by which a task started after a later one: %d", overtake)
 }
 
 // TestJoinRunsQueuedSubmissionAhead: the one exception to the order of

@@ -9,6 +9,7 @@ import (
 
 	"github.com/magpie-go/magpie/internal/deque"
 	"github.com/magpie-go/magpie/internal/park"
+	"github.com/magpie-go/magpie/internal/ring"
 )
 
 // Worker is a pool's worker as seen by the task it is running. Every task
@@ -83,6 +84,22 @@ type Worker struct {
 	own     counters          // written by the owner only, without atomics
 	pub     publishedCounters // copy of own that Stats reads
 	cache   [cacheSlots]any   // per-type free lists; see cacheOf
+
+	// takeBatch is the most submitted tasks a take of this worker moves
+	// (WithTakeBatch; 1 for a compensating worker): see takebatch.go.
+	// Set before the worker starts.
+	takeBatch int
+	// execFreeLen is the length of execFree; owner only.
+	execFreeLen int
+
+	_ [128]byte // the ring's head is written by other workers (takebatch.go)
+	// subs holds the submitted tasks of a batch this worker took and has
+	// not started, oldest first; other workers take the older half when
+	// they find nothing else (takebatch.go).
+	subs ring.Ring[node]
+	// subsLevel is the level (Priority.level) of the tasks in subs:
+	// written by this worker before it fills subs, read by the others.
+	subsLevel atomic.Int32
 }
 
 // Pool returns the pool the worker belongs to.
@@ -566,6 +583,9 @@ func (w *Worker) findWork() *node {
 		x = w.pop()
 	}
 	if x != nil {
+		return x
+	}
+	if x = w.popBatch(); x != nil {
 		return x
 	}
 	if x = w.stealAny(); x != nil {

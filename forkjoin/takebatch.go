@@ -1,0 +1,145 @@
+package forkjoin
+
+// Batched takes: when a backlog of submitted tasks waits at one priority
+// level, a worker takes up to WithTakeBatch of them at once (injector.take)
+// and keeps all but the first in its ring (internal/ring), oldest first,
+// where the other workers can take them. Taking one task at a time moved
+// the submission queue's shared lines (the takers' lock and the level's
+// taken count) between the cores at every task, so that two workers
+// drained a backlog of tiny tasks more slowly than one
+// (BenchmarkSubmitDrain; docs/design.md, "Batched takes").
+//
+// Invariants:
+//
+//   - A ring holds tasks of one level, all taken from the queue before
+//     any task still in it at that level: a worker looking for a
+//     submitted task treats a ring as the front of its level (take), so
+//     that within a level tasks still start oldest first but for the
+//     batches in flight.
+//   - Only a regular worker fills its ring, only when it is empty, only
+//     when one level alone holds tasks (no other level, no other ring
+//     holding a different one), and only when at least two tasks per
+//     worker wait at that level (batchWanted); a compensating worker
+//     (Block) never holds a batch, so a spare retiring takes none away.
+//   - Every task in a ring is counted in flight (accepted, not finished)
+//     and holds its WithMaxQueued token until it starts, as a queued one
+//     does, and every worker that looks for work takes from the rings
+//     before it sleeps (take, through findWork): a ring's tasks are never
+//     stranded while a worker is free, however long its owner's current
+//     task blocks. A worker waiting in a join does not take them, as it
+//     does not take queued submissions (see waitUntil).
+//   - Priorities and aging hold task by task: a task is started from a
+//     ring only if take chose its level over the queue's levels, with
+//     the aging counts of a take; only when the ring's level is the only
+//     one with tasks and no count is set does the owner pop it without
+//     the takers' lock (the choice and the counts are then known).
+
+import "github.com/magpie-go/magpie/internal/ring"
+
+// maxTakeBatch is the largest batch: half a ring, so that a worker's ring
+// never fills (it is filled only when empty, and a thief moves at most
+// half of another's into its own, empty, ring).
+const maxTakeBatch = ring.Cap / 2
+
+// maxExecFree bounds a worker's list of free exec nodes: the nodes of a
+// batch are taken from the taker's list and, when stolen, go back to the
+// list of the worker that ran them, so one list could otherwise grow
+// while another allocates.
+const maxExecFree = 2 * ring.Cap
+
+// popBatch returns the next task of w's own ring for its scheduling loop,
+// or nil if the ring is empty: before other workers' forks, so that w
+// keeps the cache lines of its batch (the other workers take its older
+// half when they run dry). The common case, the ring's level alone holding
+// tasks and no aging count set, pops without the takers' lock, as take
+// would; otherwise take chooses.
+func (w *Worker) popBatch() *node {
+	if w.subs.Len() == 0 {
+		return nil
+	}
+	q := w.pool.inj
+	if q.onlyLevel(int(w.subsLevel.Load())) && q.noPasses() {
+		if x := w.subs.Pop(); x != nil {
+			return x
+		}
+	}
+	return w.pool.pollSubmission(w)
+}
+
+// batchSource returns the worker whose ring a take of w would serve first
+// and the level of that ring's tasks: w itself if its ring holds tasks,
+// else another regular worker's (starting at a random one), else nil. The
+// level read for another worker is a snapshot: that ring may be emptied
+// and refilled with another level before w takes from it. w may be nil
+// (the queue's own tests).
+func (w *Worker) batchSource() (*Worker, int) {
+	if w == nil {
+		return nil, -1
+	}
+	if w.subs.Len() > 0 {
+		return w, int(w.subsLevel.Load())
+	}
+	// Spares never hold a batch; a spare itself looks at every regular
+	// worker, the only one of a pool of one too
+	// (TestBlockedBatchOwnerServedBySpare).
+	ws := w.pool.workers[:w.pool.parallelism]
+	n := len(ws)
+	if n == 1 && ws[0] == w {
+		return nil, -1
+	}
+	start := int(w.random() % uint64(n))
+	for k := range n {
+		v := ws[(start+k)%n]
+		if v != w && v.subs.Len() > 0 {
+			return v, int(v.subsLevel.Load())
+		}
+	}
+	return nil, -1
+}
+
+// takeBatched takes the oldest task of src's ring for w, or nil if the
+// ring is empty by now: from its own ring, w pops it; from another
+// worker's, w takes the older half, runs the first and keeps the others
+// in its own ring (empty: batchSource looked there first), or, as a
+// compensating worker, takes the oldest alone.
+func (w *Worker) takeBatched(src *Worker) *node {
+	if src == w {
+		return w.subs.Pop()
+	}
+	if w.takeBatch < 2 {
+		return src.subs.StealHalf(nil)
+	}
+	// The level before the tasks: a worker that finds them in w's ring
+	// then reads their level (see batchSource for the snapshot).
+	l := src.subsLevel.Load()
+	if w.subsLevel.Load() != l {
+		w.subsLevel.Store(l)
+	}
+	return src.subs.StealHalf(&w.subs)
+}
+
+// batchWanted returns how many tasks beyond the first a take of w from
+// level l should move to w's ring, with queued tasks left at that level
+// and candidates the levels take chose among (bit l for level l): none
+// for a compensating worker or a pool with WithTakeBatch(1), none unless
+// level l alone holds tasks and w's ring is empty, and none while fewer
+// than two tasks per worker wait, so that a short queue keeps the order
+// of one task per take; else up to the take batch.
+func (w *Worker) batchWanted(queued uint64, candidates uint8, l int) int {
+	if w == nil || w.takeBatch < 2 || candidates != 1<<l || w.subs.Len() != 0 {
+		return 0
+	}
+	per := (queued + 1) / uint64(w.pool.parallelism) // the one taken counts
+	if per < 2 {
+		return 0
+	}
+	return int(min(per, uint64(w.takeBatch))) - 1
+}
+
+// fillBatch puts xs, tasks taken at level l, in w's empty ring.
+func (w *Worker) fillBatch(l int, xs []*node) {
+	if w.subsLevel.Load() != int32(l) {
+		w.subsLevel.Store(int32(l)) // before the tasks: see takeBatched
+	}
+	w.subs.Fill(xs)
+}

@@ -1,0 +1,198 @@
+package ring_test
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/magpie-go/magpie/internal/ring"
+	"github.com/magpie-go/magpie/internal/testenv"
+)
+
+func items(n int) []*int {
+	xs := make([]*int, n)
+	for i := range xs {
+		v := i
+		xs[i] = &v
+	}
+	return xs
+}
+
+// TestRingOrder: Push, Fill and Pop keep push order, Push refuses a full
+// ring, Fill past capacity panics, and Len counts.
+func TestRingOrder(t *testing.T) {
+	var r ring.Ring[int]
+	require.Nil(t, r.Pop())
+	xs := items(ring.Cap + 1)
+	for i, x := range xs[:ring.Cap] {
+		require.True(t, r.Push(x), "push %d", i)
+	}
+	require.False(t, r.Push(xs[ring.Cap]), "full")
+	require.Equal(t, ring.Cap, r.Len())
+	require.Panics(t, func() { r.Fill(xs[:1]) })
+	for i := range ring.Cap {
+		require.Same(t, xs[i], r.Pop())
+	}
+	require.Nil(t, r.Pop())
+	r.Fill(xs[:10]) // the slots wrap around from here on
+	r.Fill(xs[10:ring.Cap])
+	for i := range ring.Cap {
+		require.Same(t, xs[i], r.Pop())
+	}
+	require.Zero(t, r.Len())
+}
+
+// TestRingStealHalf: a thief takes the older half, rounded up: the oldest
+// returned, the rest in its own ring in order; with no ring of its own,
+// the oldest alone.
+func TestRingStealHalf(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 32, ring.Cap} {
+		var r, dst ring.Ring[int]
+		xs := items(n)
+		r.Fill(xs)
+		got := r.StealHalf(&dst)
+		require.Same(t, xs[0], got, "n=%d", n)
+		taken := n - n/2
+		require.Equal(t, taken-1, dst.Len(), "n=%d", n)
+		for i := 1; i < taken; i++ {
+			require.Same(t, xs[i], dst.Pop(), "n=%d", n)
+		}
+		require.Equal(t, n-taken, r.Len(), "n=%d", n)
+		if n-taken > 0 {
+			require.Same(t, xs[taken], r.StealHalf(nil), "n=%d: the oldest alone", n)
+			require.Equal(t, n-taken-1, r.Len())
+		}
+	}
+	var r ring.Ring[int]
+	require.Nil(t, r.StealHalf(nil))
+}
+
+// TestRingConcurrentExactlyOnce: the owner fills and pops while three
+// thieves steal halves into their own rings and pop those: every item is
+// taken exactly once, and each consumer takes its items in push order.
+func TestRingConcurrentExactlyOnce(t *testing.T) {
+	total := 200_000
+	if testenv.Race {
+		total = 20_000
+	}
+	xs := items(total)
+	taken := make([]atomic.Int32, total)
+	var owner ring.Ring[int]
+	var stop atomic.Bool
+	var thieves sync.WaitGroup
+	orderOK := func(last *int, x *int) bool {
+		ok := *x > *last
+		*last = *x
+		return ok
+	}
+	for range 3 {
+		thieves.Add(1)
+		go func() {
+			defer thieves.Done()
+			var mine ring.Ring[int]
+			last := -1
+			for !stop.Load() || owner.Len() > 0 {
+				x := owner.StealHalf(&mine)
+				if x == nil {
+					runtime.Gosched()
+					continue
+				}
+				for ; x != nil; x = mine.Pop() {
+					taken[*x].Add(1)
+					if !orderOK(&last, x) {
+						t.Errorf("thief took %d after %d", *x, last)
+						return
+					}
+				}
+			}
+		}()
+	}
+	last := -1
+	next := 0
+	for next < total {
+		if owner.Len() == 0 {
+			k := min(1+next%ring.Cap/2, total-next)
+			owner.Fill(xs[next : next+k])
+			next += k
+		}
+		if x := owner.Pop(); x != nil {
+			taken[*x].Add(1)
+			if !orderOK(&last, x) {
+				t.Fatalf("owner took %d after %d", *x, last)
+			}
+		}
+	}
+	stop.Store(true)
+	testenv.Within(t, "thieves", thieves.Wait)
+	for x := owner.Pop(); x != nil; x = owner.Pop() {
+		taken[*x].Add(1)
+	}
+	for i := range taken {
+		require.Equal(t, int32(1), taken[i].Load(), "item %d", i)
+	}
+}
+
+// FuzzRingOps: a sequence of Push, Fill, Pop and StealHalf on one
+// goroutine matches a slice model.
+func FuzzRingOps(f *testing.F) {
+	f.Add([]byte{0, 0, 1, 2, 3, 0, 2})
+	f.Add([]byte{3, 3, 3, 3, 3, 1, 1, 2, 2, 0})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var r, dst ring.Ring[int]
+		var model []int
+		next := 0
+		mk := func() *int { v := next; next++; return &v }
+		for _, op := range ops {
+			switch op % 4 {
+			case 0:
+				x := mk()
+				ok := r.Push(x)
+				assert.Equal(t, len(model) < ring.Cap, ok)
+				if ok {
+					model = append(model, *x)
+				}
+			case 1:
+				k := int(op/4) % 8
+				if len(model)+k > ring.Cap {
+					continue
+				}
+				xs := make([]*int, k)
+				for i := range xs {
+					xs[i] = mk()
+					model = append(model, *xs[i])
+				}
+				r.Fill(xs)
+			case 2:
+				x := r.Pop()
+				if len(model) == 0 {
+					require.Nil(t, x)
+					continue
+				}
+				require.NotNil(t, x)
+				require.Equal(t, model[0], *x)
+				model = model[1:]
+			case 3:
+				for dst.Pop() != nil {
+				}
+				x := r.StealHalf(&dst)
+				if len(model) == 0 {
+					require.Nil(t, x)
+					continue
+				}
+				k := len(model) - len(model)/2
+				require.Equal(t, model[0], *x)
+				for i := 1; i < k; i++ {
+					y := dst.Pop()
+					require.NotNil(t, y)
+					require.Equal(t, model[i], *y)
+				}
+				model = model[k:]
+			}
+			require.Equal(t, len(model), r.Len())
+		}
+	})
+}
