@@ -26,6 +26,17 @@ func queueHeld(t *testing.T, p *forkjoin.Pool, prio forkjoin.Priority, fns ...fu
 	return release
 }
 
+// countedTasks returns n tasks that each call done.Done, after adding n
+// to done; a test replaces some of them by tasks that call done.Done too.
+func countedTasks(n int, done *sync.WaitGroup) []func(*forkjoin.Worker) {
+	done.Add(n)
+	tasks := make([]func(*forkjoin.Worker), n)
+	for i := range tasks {
+		tasks[i] = func(*forkjoin.Worker) { done.Done() }
+	}
+	return tasks
+}
+
 // TestBacklogTakenInBatches: two workers drain a backlog of 20,000 tiny
 // tasks with fewer than 20,000/8 acquisitions of the take lock: a take
 // moves up to 32 tasks. Before batched takes, each task cost one (the
@@ -39,11 +50,7 @@ func TestBacklogTakenInBatches(t *testing.T) {
 			p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithTakeBatch(batch))
 			defer closePool(t, p)
 			var done sync.WaitGroup
-			done.Add(n)
-			tasks := make([]func(*forkjoin.Worker), n)
-			for i := range tasks {
-				tasks[i] = func(*forkjoin.Worker) { done.Done() }
-			}
+			tasks := countedTasks(n, &done)
 			release := queueHeld(t, p, forkjoin.Normal, tasks...)
 			before := forkjoin.TakeLocks(p)
 			release()
@@ -71,12 +78,7 @@ func TestBatchOfBlockedOwnerIsTaken(t *testing.T) {
 			defer closePool(t, p)
 			awaited := make(chan struct{})
 			var done sync.WaitGroup
-			const n = 40
-			done.Add(n)
-			tasks := make([]func(*forkjoin.Worker), n)
-			for i := range tasks {
-				tasks[i] = func(*forkjoin.Worker) { done.Done() }
-			}
+			tasks := countedTasks(40, &done)
 			tasks[0] = func(*forkjoin.Worker) { <-awaited; done.Done() }
 			tasks[5] = func(*forkjoin.Worker) { close(awaited); done.Done() }
 			release := queueHeld(t, p, forkjoin.Normal, tasks...)
@@ -95,12 +97,7 @@ func TestBlockedBatchOwnerServedBySpare(t *testing.T) {
 	defer closePool(t, p)
 	awaited := make(chan struct{})
 	var done sync.WaitGroup
-	const n = 12
-	done.Add(n)
-	tasks := make([]func(*forkjoin.Worker), n)
-	for i := range tasks {
-		tasks[i] = func(*forkjoin.Worker) { done.Done() }
-	}
+	tasks := countedTasks(12, &done)
 	tasks[0] = func(w *forkjoin.Worker) { forkjoin.Block(w, func() { <-awaited }); done.Done() }
 	tasks[7] = func(*forkjoin.Worker) { close(awaited); done.Done() }
 	release := queueHeld(t, p, forkjoin.Normal, tasks...)
@@ -151,11 +148,7 @@ func TestStatsCountsBatchedTasks(t *testing.T) {
 			firstRuns, gate := make(chan struct{}), make(chan struct{})
 			const n = 20
 			var done sync.WaitGroup
-			done.Add(n)
-			tasks := make([]func(*forkjoin.Worker), n)
-			for i := range tasks {
-				tasks[i] = func(*forkjoin.Worker) { done.Done() }
-			}
+			tasks := countedTasks(n, &done)
 			tasks[0] = func(*forkjoin.Worker) { close(firstRuns); <-gate; done.Done() }
 			release := queueHeld(t, p, prio, tasks...)
 			release()
