@@ -639,7 +639,7 @@ func (q *injector) submitted() uint64 {
 // sleep. w is nil only in the queue's own tests.
 func (q *injector) take(w *Worker) (x *node, more bool) {
 	src, rl := w.batchSource()
-	if src != nil && q.onlyLevel(rl) && q.noPasses() {
+	for src != nil && q.onlyLevel(rl) && q.noPasses() {
 		// The batch's level is the only one with tasks (the queue's own
 		// tasks of that level are younger than the batch's), and no
 		// aging count is set: choose would pick the batch's level, and
@@ -647,7 +647,11 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		if x = w.takeBatched(src); x != nil {
 			return x, src != w && w.subs.Len() > 0
 		}
-		src = nil // emptied meanwhile
+		// Emptied meanwhile: look at the other rings again. Giving up
+		// here would let a worker that looks after registering as a
+		// sleeper sleep while another ring holds tasks, whose owner may
+		// be busy for long: the wake-up of their fill is spent.
+		src, rl = w.batchSource()
 	}
 	if src == nil && !q.levels[0].mayBeReady() && !q.levels[1].mayBeReady() && !q.levels[2].mayBeReady() {
 		return nil, false
@@ -682,7 +686,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 				q.unlockTake()
 				return x, nonEmpty != 0 || src != w && w.subs.Len() > 0
 			}
-			src = nil // emptied meanwhile: choose again without it
+			src, rl = w.batchSource() // emptied meanwhile: another ring, or none, and choose again
 			continue
 		}
 		q.account(candidates, l)
