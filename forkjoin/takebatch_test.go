@@ -5,8 +5,11 @@ package forkjoin_test
 // priorities, Stats and the order bound hold task by task.
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -166,5 +169,37 @@ func TestStatsCountsBatchedTasks(t *testing.T) {
 			close(gate)
 			within(t, "all tasks", done.Wait)
 		})
+	}
+}
+
+// TestIdlePoolDropsBatchedSubmissions: the results of Submits taken in a
+// batch are not kept by the ring that held them once the pool is idle:
+// its taken slots are cleared before a worker sleeps, as the queue's are
+// (TestIdlePoolDropsExecutedFunctionsAcrossBlocks).
+func TestIdlePoolDropsBatchedSubmissions(t *testing.T) {
+	for _, par := range []int{1, 2} {
+		p := forkjoin.New(forkjoin.WithParallelism(par))
+		var collected atomic.Int32
+		const n = 40
+		release := holdWorkers(t, p)
+		fs := make([]*forkjoin.Future[*[1 << 10]byte], n)
+		for i := range fs {
+			fs[i] = forkjoin.Submit(p, func(*forkjoin.Worker) *[1 << 10]byte {
+				big := new([1 << 10]byte)
+				runtime.AddCleanup(big, func(c *atomic.Int32) { c.Add(1) }, &collected)
+				return big
+			})
+		}
+		release()
+		for _, f := range fs {
+			within(t, "a result", func() { _, _ = f.Get(context.Background()) })
+		}
+		fs = nil
+		waitUntil(t, "every worker asleep", func() bool { return forkjoin.SleepersOf(p) == par })
+		waitUntil(t, "the results collected", func() bool {
+			runtime.GC()
+			return collected.Load() == n
+		})
+		p.Close()
 	}
 }

@@ -868,6 +868,7 @@ func (w *Worker) loop() {
 			break
 		}
 		p.inj.trimSpares() // nothing to run: give a burst's spare blocks back
+		w.subs.DropTaken() // and the taken tasks its ring still points to (TestIdlePoolDropsBatchedSubmissions)
 		w.own.parks++
 		w.publish()
 		w.sleepIdle() // and, after idleTrimDelay, the free lists' excess (cache.go)

@@ -71,6 +71,22 @@ func (r *Ring[T]) Fill(xs []*T) {
 	r.tail.Store(t + uint32(len(xs))) // publishes the slots
 }
 
+// DropTaken clears the slots of items already taken, so that r keeps no
+// pointer to them and the GC may have them (a Pop leaves its slot as it
+// is: clearing it there would cost a locked store per item). Owner only.
+// A thief that read one of these slots before it was cleared, with a
+// head that has moved on since, fails its compare-and-swap, so no one
+// takes the nil.
+func (r *Ring[T]) DropTaken() {
+	h := r.head.Load() // thieves may move it on: the slots freed after this load stay
+	t := r.tail.Load() // only the owner writes it
+	for i := t; i != h+Cap; i++ {
+		if s := &r.slots[i%Cap]; s.Load() != nil {
+			s.Store(nil)
+		}
+	}
+}
+
 // Pop removes and returns the oldest item, or nil if r is empty. Owner
 // only.
 func (r *Ring[T]) Pop() *T {

@@ -71,9 +71,10 @@ func TestRingStealHalf(t *testing.T) {
 	require.Nil(t, r.StealHalf(nil))
 }
 
-// TestRingConcurrentExactlyOnce: the owner fills and pops while three
-// thieves steal halves into their own rings and pop those: every item is
-// taken exactly once, and each consumer takes its items in push order.
+// TestRingConcurrentExactlyOnce: the owner fills, pops and drops taken
+// slots while three thieves steal halves into their own rings and pop
+// those: every item is taken exactly once, and each consumer takes its
+// items in push order.
 func TestRingConcurrentExactlyOnce(t *testing.T) {
 	total := 200_000
 	if testenv.Race {
@@ -124,6 +125,9 @@ func TestRingConcurrentExactlyOnce(t *testing.T) {
 			if !orderOK(&last, x) {
 				t.Fatalf("owner took %d after %d", *x, last)
 			}
+			if *x%7 == 0 {
+				owner.DropTaken() // while thieves read: none may take a cleared slot
+			}
 		}
 	}
 	stop.Store(true)
@@ -141,12 +145,17 @@ func TestRingConcurrentExactlyOnce(t *testing.T) {
 func FuzzRingOps(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 2, 3, 0, 2})
 	f.Add([]byte{3, 3, 3, 3, 3, 1, 1, 2, 2, 0})
+	f.Add([]byte{0, 0, 0, 2, 255, 2, 3, 255, 0, 2})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var r, dst ring.Ring[int]
 		var model []int
 		next := 0
 		mk := func() *int { v := next; next++; return &v }
 		for _, op := range ops {
+			if op == 255 {
+				r.DropTaken() // changes nothing a consumer sees
+				continue
+			}
 			switch op % 4 {
 			case 0:
 				x := mk()
