@@ -150,8 +150,8 @@ type injector struct {
 // pull in the neighbour's fields either.
 const linePad = 128
 
-// blockCap is the number of slots per block: a block (1,616 bytes, 25 per
-// slot, since slots grew to 24 bytes; TestRev24BlockSize) is allocated
+// blockCap is the number of slots per block: a block (2,128 bytes, 33 per
+// slot, since slots grew to 32 bytes with seq; TestRev24BlockSize) is allocated
 // once per blockCap submissions.
 const blockCap = 64
 
