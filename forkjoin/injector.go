@@ -650,8 +650,11 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		if x = w.takeBatched(src); x != nil {
 			// A steal may have used the wake-up that was to reach the
 			// next sleeper (Pool.pollSubmission): pass it on if it left
-			// work, in either ring or in the queue (TestRev31StealPassesWakeUpOn).
-			return x, src != w && (w.subs.Len() > 0 || src.subs.Len() > 0 || q.levels[rl].queued() != 0)
+			// work, in either ring or in the queue
+			// (TestRev31StealPassesWakeUpOn). The other ring's and the
+			// queue's lines only if a worker sleeps: a sleeper registers
+			// before it looks at them (internal/park).
+			return x, src != w && (w.subs.Len() > 0 || w.sleepers.Any() && (src.subs.Len() > 0 || q.levels[rl].queued() != 0))
 		}
 		src = nil // emptied meanwhile
 	}
@@ -686,7 +689,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 			if x = w.takeBatched(src); x != nil {
 				q.account(candidates, l)
 				q.unlockTake()
-				return x, nonEmpty != 0 || src != w && (w.subs.Len() > 0 || src.subs.Len() > 0)
+				return x, nonEmpty != 0 || src != w && (w.subs.Len() > 0 || w.sleepers.Any() && src.subs.Len() > 0)
 			}
 			src = nil // emptied meanwhile: choose again without it
 			continue
