@@ -52,9 +52,9 @@ func allAsleep(t *testing.T, p *Pool, n int, what string) {
 // one task, on take's lock-free path, which reported more work only if
 // W2's own ring held some: the task left in W's ring and the 6 queued
 // were not counted, and the third worker slept on. The first 3 tasks wait
-// until 3 have started, so W and W2 wait for good (failed on 39f0978, the
-// batch branch, every run: 2 of 3 started; passes on main 7195cb6 with
-// the slot written as main writes it).
+// until 3 have started, so W and W2 wait for good (failed on 240b3fa, main
+// with batched takes, every run: 2 of 3 started; passes on 7195cb6, before
+// them, with the slot written as that version writes it).
 func TestRev31StealPassesWakeUpOn(t *testing.T) {
 	p := New(WithParallelism(3))
 	defer p.Close()
@@ -91,8 +91,8 @@ func TestRev31StealPassesWakeUpOn(t *testing.T) {
 // see the ring, or the tasks wait while the pool's other workers sleep.
 // Here the state is made directly: both workers asleep, a task in worker
 // 0's ring, then wakeIfWork. It looked only at the queue, the handoff
-// list and the deques: the task never ran (failed on 39f0978, the batch
-// branch; main has no rings).
+// list and the deques: the task never ran (failed on 240b3fa; before
+// batched takes there were no rings).
 func TestRev31WakeIfWorkSeesRings(t *testing.T) {
 	p := New(WithParallelism(2))
 	defer p.Close()
