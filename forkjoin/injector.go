@@ -150,8 +150,8 @@ type injector struct {
 // pull in the neighbour's fields either.
 const linePad = 128
 
-// blockCap is the number of slots per block: a block (1,616 bytes, 25 per
-// slot, since slots grew to 24 bytes; TestRev24BlockSize) is allocated
+// blockCap is the number of slots per block: a block (2,128 bytes, 33 per
+// slot, since slots grew to 32 bytes with seq; TestRev24BlockSize) is allocated
 // once per blockCap submissions.
 const blockCap = 64
 
@@ -627,9 +627,12 @@ func (q *injector) submitted() uint64 {
 // take removes the next submitted task for worker w (see choose) and
 // returns its node (for Execute's function, one of w's exec nodes, see
 // Worker.execNode), and reports whether more tasks are ready: left in the
-// queue, or put in w's ring by this take (a batch, or half of another's).
-// Tasks that were in w's ring before do not count: they were published,
-// and a sleeper woken, when they were put there (see takebatch.go). The tasks
+// queue, put in w's ring by this take (a batch, or half of another's), or
+// left in the ring a steal took from: the steal may have been the one
+// that a wake-up for those tasks reached, and the woken workers wake the
+// next one in turn (Pool.pollSubmission; TestRev31StealPassesWakeUpOn).
+// Tasks that were in w's own ring before do not count: w was awake since
+// it put them there, and the sleeper woken then is woken for them. The tasks
 // it chooses among are the oldest of each level and, ahead of their
 // level's, the tasks of a batch taken earlier (takebatch.go): those of
 // w's own ring, or else of another worker's. It returns nil only if none
@@ -645,7 +648,13 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		// aging count is set: choose would pick the batch's level, and
 		// account change nothing, so no lock is needed.
 		if x = w.takeBatched(src); x != nil {
-			return x, src != w && w.subs.Len() > 0
+			// A steal may have used the wake-up that was to reach the
+			// next sleeper (Pool.pollSubmission): pass it on if it left
+			// work, in either ring or in the queue
+			// (TestRev31StealPassesWakeUpOn). The other ring's and the
+			// queue's lines only if a worker sleeps: a sleeper registers
+			// before it looks at them (internal/park).
+			return x, src != w && (w.subs.Len() > 0 || w.sleepers.Any() && (src.subs.Len() > 0 || q.levels[rl].queued() != 0))
 		}
 		// Emptied meanwhile: look at the other rings again. Giving up
 		// here would let a worker that looks after registering as a
@@ -684,7 +693,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 			if x = w.takeBatched(src); x != nil {
 				q.account(candidates, l)
 				q.unlockTake()
-				return x, nonEmpty != 0 || src != w && w.subs.Len() > 0
+				return x, nonEmpty != 0 || src != w && (w.subs.Len() > 0 || w.sleepers.Any() && src.subs.Len() > 0)
 			}
 			src, rl = w.batchSource() // emptied meanwhile: another ring, or none, and choose again
 			continue

@@ -159,9 +159,10 @@ const DefaultTakeBatch = 32
 // of tiny tasks faster than one (docs/design.md, "Batched takes").
 //
 // The price is order: with a batch of n, a task may start while up to
-// n*P-1 tasks submitted before it at its level have not (P workers); with
-// n = 1, at most P-1, as if the queue were a channel drained by P
-// goroutines. Priorities are kept task by task: a worker runs a queued
+// (P-1)*n tasks submitted before it at its level have not (P workers;
+// one more per compensating worker of a Block in progress); with n = 1,
+// at most P-1, as if the queue were a channel drained by P goroutines
+// (TestSubmissionsTakenInOrderTwoWorkers, TestSubmissionStreamFair). Priorities are kept task by task: a worker runs a queued
 // task of a more urgent level before the next task of its batch, and
 // aging counts every task started from a batch as a take of its level
 // (TestTakeBatchKeepsPriorities). The default is DefaultTakeBatch.

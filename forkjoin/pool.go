@@ -449,7 +449,10 @@ func (p *Pool) wakeIfWork() {
 	}
 	work := !p.inj.empty() || p.handoff.len() > 0
 	for _, v := range p.workers {
-		work = work || v.deque.Len() > 0
+		// A worker's ring too (takebatch.go): a spare that leaves with
+		// the wake-up a batch's taker gave it must pass it on
+		// (TestRev31WakeIfWorkSeesRings).
+		work = work || v.deque.Len() > 0 || v.subs.Len() > 0
 	}
 	if work {
 		p.sleepers.WakeOne()

@@ -135,9 +135,10 @@ func TestRev24StatsQueueWaitConsistent(t *testing.T) {
 	require.Empty(t, bad, "after %d snapshots", snaps)
 }
 
-// TestRev24BlockSize: the sizes injector.go states (a slot of 24 bytes, a
-// block of 1,616: 25 bytes per queued task); the comment said 1,152 bytes
-// and 18 per slot, the sizes before typed Execute grew the slots.
+// TestRev24BlockSize: the sizes injector.go states (a slot of 32 bytes, a
+// block of 2,128: 33 bytes per queued task, since the slots' seq; 24 and
+// 1,616 before it); the comment said 1,152 bytes and 18 per slot, the
+// sizes before typed Execute grew the slots.
 func TestRev24BlockSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("the sizes stated are a 64-bit platform's")

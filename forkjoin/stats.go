@@ -105,7 +105,10 @@ func (p *Pool) Stats() Stats {
 	q := p.inj
 	// The tasks of batches taken and not started (takebatch.go), read
 	// before the queue: a task moves from the queue to a ring, never back,
-	// so a task that moves while Stats reads is missed, not counted twice.
+	// so a task that moves so while Stats reads is missed, not counted
+	// twice. One that a steal moves from a ring read before to one read
+	// after is counted twice, and the reverse missed: a snapshot of the
+	// rings is approximate by up to the tasks stolen while it is read.
 	var batched [NumPriorities]int
 	for _, w := range p.workers[:p.parallelism] { // spares hold no batch
 		if n := w.subs.Len(); n > 0 {

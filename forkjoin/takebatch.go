@@ -26,7 +26,9 @@ package forkjoin
 //     does, and every worker that looks for work takes from the rings
 //     before it sleeps (take, through findWork): a ring's tasks are never
 //     stranded while a worker is free, however long its owner's current
-//     task blocks. A worker waiting in a join does not take them, as it
+//     task blocks. A fill wakes one sleeper, and each worker that
+//     steals wakes the next while tasks are left in either ring or in the
+//     queue (take's more; TestRev31StealPassesWakeUpOn). A worker waiting in a join does not take them, as it
 //     does not take queued submissions (see waitUntil).
 //   - Priorities and aging hold task by task: a task is started from a
 //     ring only if take chose its level over the queue's levels, with
