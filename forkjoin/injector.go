@@ -735,12 +735,14 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	}
 	heads[l] = v.peek()
 	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil
+	if nb > 0 {
+		// Under the lock, as batchWanted's look at the rings: rings never
+		// hold two levels at once (takebatch.go).
+		w.fillBatch(l, batch[:nb])
+	}
 	q.unlockTake()
 	if w == nil { // the queue's own tests
 		return x, more
-	}
-	if nb > 0 {
-		w.fillBatch(l, batch[:nb])
 	}
 	if queuedAt != 0 || nt > 0 {
 		// After the take, outside taking: the other workers are not

@@ -16,10 +16,12 @@ package forkjoin
 //     submitted task treats a ring as the front of its level (take), so
 //     that within a level tasks still start oldest first but for the
 //     batches in flight.
-//   - Only a regular worker fills its ring, only when it is empty, only
-//     when one level alone holds tasks (no other level, no other ring
-//     holding a different one), and only when at least two tasks per
-//     worker wait at that level (batchWanted); a compensating worker
+//   - Only a regular worker fills its ring, with the takers' lock held,
+//     only when it is empty and no ring holds tasks of another level,
+//     only when one level alone holds tasks in the queue, and only when
+//     at least two tasks per worker wait at that level (batchWanted); a
+//     steal moves tasks from a ring into an empty one, with their level:
+//     so the rings never hold two levels at once. A compensating worker
 //     (Block) never holds a batch, so a spare retiring takes none away.
 //   - Every task in a ring is counted in flight (accepted, not finished)
 //     and holds its WithMaxQueued token until it starts, as a queued one
@@ -128,7 +130,7 @@ func (w *Worker) takeBatched(src *Worker) *node {
 // than two tasks per worker wait, so that a short queue keeps the order
 // of one task per take; else up to the take batch.
 func (w *Worker) batchWanted(queued uint64, candidates uint8, l int) int {
-	if w == nil || w.takeBatch < 2 || candidates != 1<<l || w.subs.Len() != 0 {
+	if w == nil || w.takeBatch < 2 || candidates != 1<<l || w.subs.Len() != 0 || w.pool.ringsHoldOther(l) {
 		return 0
 	}
 	per := (queued + 1) / uint64(w.pool.parallelism) // the one taken counts
@@ -138,7 +140,26 @@ func (w *Worker) batchWanted(queued uint64, candidates uint8, l int) int {
 	return int(min(per, uint64(w.takeBatch))) - 1
 }
 
-// fillBatch puts xs, tasks taken at level l, in w's empty ring.
+// ringsHoldOther reports whether a regular worker's ring holds tasks of
+// a level other than l. Called by batchWanted with the take lock held:
+// fills happen only under it, and a steal moves tasks into an empty ring
+// with their level, so a ring it sees empty or at level l holds no other
+// level until the lock is released. Hence rings never hold two levels at
+// once, and the lock-free pops (popBatch, take's first path), which look
+// only at the queue's levels, miss no more urgent task in a ring
+// (review rev31 found that a fill after the unlock let a second level
+// into the rings).
+func (p *Pool) ringsHoldOther(l int) bool {
+	for _, v := range p.workers[:p.parallelism] {
+		if v.subs.Len() > 0 && int(v.subsLevel.Load()) != l {
+			return true
+		}
+	}
+	return false
+}
+
+// fillBatch puts xs, tasks taken at level l, in w's empty ring. Called
+// with the take lock held (see ringsHoldTasks).
 func (w *Worker) fillBatch(l int, xs []*node) {
 	if w.subsLevel.Load() != int32(l) {
 		w.subsLevel.Store(int32(l)) // before the tasks: see takeBatched
