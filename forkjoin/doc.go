@@ -52,8 +52,9 @@
 // through the frames it waits in
 // (TestGoexitInOtherComputationDoesNotFailJoiner). Idle
 // workers steal from random victims, then run tasks handed off by waiting
-// workers, then take submissions from outside (one at a time, oldest first
-// within a priority: see ExecutePriority), then spin briefly and sleep; new
+// workers, then take submissions from outside (oldest first within a
+// priority: see ExecutePriority; under a backlog a batch at a time, which
+// idle workers share: see WithTakeBatch), then spin briefly and sleep; new
 // work wakes a sleeper only if one sleeps.
 // docs/design.md in the repository describes the algorithms, the
 // memory-ordering arguments and the measured costs.

@@ -43,9 +43,11 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 // fn, so a panic in it goes to the pool's panic handler (WithPanicHandler).
 //
 // Tasks submitted from outside (Execute, Submit, Invoke and their
-// variants) are taken from the submission queue one at a time, in the order
-// their submissions were accepted, within each priority level, in both LIFO
-// and FIFO mode; Execute submits at Normal priority (see ExecutePriority).
+// variants) are taken from the submission queue in the order their
+// submissions were accepted, within each priority level, in both LIFO and
+// FIFO mode: one at a time, or, under a backlog, in batches that idle
+// workers share (WithTakeBatch, which states the order bound);
+// Execute submits at Normal priority (see ExecutePriority).
 // While more than 4,096 tasks of one priority wait, a submission yields
 // the processor (runtime.Gosched) once in 64, so that with few Ps the
 // workers keep up and the backlog stays small; it never blocks for it
