@@ -666,6 +666,15 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		return nil, false
 	}
 	q.lockTake()
+	if src != nil {
+		// The ring's level again, now that no fill can change it (fills
+		// are under the lock, a steal carries the level): read before the
+		// wait for the lock, it may be the level of tasks since run, the
+		// ring refilled from another level, and choose would then start
+		// a task of that other level as one of the stale level's, ahead
+		// of more urgent queued ones (TestRev32TakeRereadsRingLevelUnderLock).
+		rl = int(src.subsLevel.Load())
+	}
 	var (
 		heads    [NumPriorities]*block
 		nonEmpty uint8 // bit l: level l's oldest slot is ready

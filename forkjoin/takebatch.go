@@ -75,7 +75,8 @@ func (w *Worker) popBatch() *node {
 // else another regular worker's (starting at a random one), else nil. The
 // level read for another worker is a snapshot: that ring may be emptied
 // and refilled with another level before w takes from it. w may be nil
-// (the queue's own tests).
+// (the queue's own tests). take reads the level again once it holds the
+// takers' lock (TestRev32TakeRereadsRingLevelUnderLock).
 func (w *Worker) batchSource() (*Worker, int) {
 	if w == nil {
 		return nil, -1
