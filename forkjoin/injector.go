@@ -642,30 +642,44 @@ func (q *injector) submitted() uint64 {
 // sleep. w is nil only in the queue's own tests.
 func (q *injector) take(w *Worker) (x *node, more bool) {
 	src, rl := w.batchSource()
-	for src != nil && q.onlyLevel(rl) && q.noPasses() {
-		// The batch's level is the only one with tasks (the queue's own
-		// tasks of that level are younger than the batch's), and no
+	for src != nil && src == w && q.onlyLevel(rl) && q.noPasses() {
+		// w's own batch's level is the only one with tasks (the queue's
+		// own tasks of that level are younger than the batch's), and no
 		// aging count is set: choose would pick the batch's level, and
-		// account change nothing, so no lock is needed.
-		if x = w.takeBatched(src); x != nil {
-			// A steal may have used the wake-up that was to reach the
-			// next sleeper (Pool.pollSubmission): pass it on if it left
-			// work, in either ring or in the queue
-			// (TestRev31StealPassesWakeUpOn). The other ring's and the
-			// queue's lines only if a worker sleeps: a sleeper registers
-			// before it looks at them (internal/park).
-			return x, src != w && (w.subs.Len() > 0 || w.sleepers.Any() && (src.subs.Len() > 0 || q.levels[rl].queued() != 0))
+		// account change nothing, so no lock is needed. Only w writes its
+		// ring's level, so the level read is that of the tasks popped.
+		// Tasks left in w's ring do not count as more (see above).
+		if x = w.subs.Pop(); x != nil {
+			return x, false
 		}
-		// Emptied meanwhile: look at the other rings again. Giving up
-		// here would let a worker that looks after registering as a
-		// sleeper sleep while another ring holds tasks, whose owner may
-		// be busy for long: the wake-up of their fill is spent.
+		// Emptied meanwhile by thieves: look at the other rings again.
+		// Giving up here would let a worker that looks after registering
+		// as a sleeper sleep while another ring holds tasks, whose owner
+		// may be busy for long: the wake-up of their fill is spent.
 		src, rl = w.batchSource()
 	}
+	// A steal from another worker's ring takes the lock (review rev32):
+	// outside it, a thief that read the ring's level could find the ring
+	// emptied and refilled from another level before its steal, and put
+	// those tasks in its ring under the old level; and a steal between
+	// its compare-and-swap and its ring's tail store holds tasks that are
+	// in no ring, which a fill's look at the rings (ringsHoldOther)
+	// missed, so that a second level entered the rings. Under the lock
+	// every move into a ring is serialized with the fills: the rings hold
+	// one level at a time by construction (takebatch.go).
 	if src == nil && !q.levels[0].mayBeReady() && !q.levels[1].mayBeReady() && !q.levels[2].mayBeReady() {
 		return nil, false
 	}
 	q.lockTake()
+	if src != nil {
+		// The ring's level again, now that no fill can change it (fills
+		// are under the lock, a steal carries the level): read before the
+		// wait for the lock, it may be the level of tasks since run, the
+		// ring refilled from another level, and choose would then start
+		// a task of that other level as one of the stale level's, ahead
+		// of more urgent queued ones (TestRev32TakeRereadsRingLevelUnderLock).
+		rl = int(src.subsLevel.Load())
+	}
 	var (
 		heads    [NumPriorities]*block
 		nonEmpty uint8 // bit l: level l's oldest slot is ready

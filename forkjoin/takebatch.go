@@ -20,8 +20,10 @@ package forkjoin
 //     only when it is empty and no ring holds tasks of another level,
 //     only when one level alone holds tasks in the queue, and only when
 //     at least two tasks per worker wait at that level (batchWanted); a
-//     steal moves tasks from a ring into an empty one, with their level:
-//     so the rings never hold two levels at once. A compensating worker
+//     steal moves tasks from a ring into an empty one, with their level,
+//     with the takers' lock held too (review rev32; only an owner's pops
+//     of its own ring go without it): so the rings never hold two levels
+//     at once. A compensating worker
 //     (Block) never holds a batch, so a spare retiring takes none away.
 //   - Every task in a ring is counted in flight (accepted, not finished)
 //     and holds its WithMaxQueued token until it starts, as a queued one
@@ -75,7 +77,8 @@ func (w *Worker) popBatch() *node {
 // else another regular worker's (starting at a random one), else nil. The
 // level read for another worker is a snapshot: that ring may be emptied
 // and refilled with another level before w takes from it. w may be nil
-// (the queue's own tests).
+// (the queue's own tests). take reads the level again once it holds the
+// takers' lock (TestRev32TakeRereadsRingLevelUnderLock).
 func (w *Worker) batchSource() (*Worker, int) {
 	if w == nil {
 		return nil, -1
@@ -142,9 +145,10 @@ func (w *Worker) batchWanted(queued uint64, candidates uint8, l int) int {
 
 // ringsHoldOther reports whether a regular worker's ring holds tasks of
 // a level other than l. Called by batchWanted with the take lock held:
-// fills happen only under it, and a steal moves tasks into an empty ring
-// with their level, so a ring it sees empty or at level l holds no other
-// level until the lock is released. Hence rings never hold two levels at
+// fills and steals happen only under it (a steal moves tasks into an
+// empty ring with their level), and only pops without it, so a ring it
+// sees empty or at level l holds no other level until the lock is
+// released. Hence rings never hold two levels at
 // once, and the lock-free pops (popBatch, take's first path), which look
 // only at the queue's levels, miss no more urgent task in a ring
 // (review rev31 found that a fill after the unlock let a second level
@@ -159,7 +163,7 @@ func (p *Pool) ringsHoldOther(l int) bool {
 }
 
 // fillBatch puts xs, tasks taken at level l, in w's empty ring. Called
-// with the take lock held (see ringsHoldTasks).
+// with the take lock held (see ringsHoldOther).
 func (w *Worker) fillBatch(l int, xs []*node) {
 	if w.subsLevel.Load() != int32(l) {
 		w.subsLevel.Store(int32(l)) // before the tasks: see takeBatched
