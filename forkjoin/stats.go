@@ -50,7 +50,8 @@ type Stats struct {
 	// TestStatsCountsBatchedTasks). A task a
 	// Join ran ahead of its turn counts until it leaves the queue: at once
 	// if it was at the front of its level, else when the takes reach it
-	// (see WithMaxQueued).
+	// (see WithMaxQueued); in a worker's batch, until that worker or a
+	// thief pops it.
 	QueuedUrgent, QueuedNormal, QueuedBackground int
 	// QueueWaits counts the timed submitted tasks taken from the
 	// submission queue, and QueueWaitTotal and QueueWaitMax are the sum and
