@@ -67,7 +67,7 @@ type Scope struct {
 type scopeQueue struct {
 	mu    sync.Mutex
 	tasks []func(*Worker) // guarded by mu; tasks[head:] are waiting
-	head  int
+	head  int             // guarded by mu
 }
 
 func (q *scopeQueue) push(fn func(*Worker)) {
