@@ -86,7 +86,7 @@ func (b *execBox[A]) Compute(w *Worker) {
 
 // execTaskList is a pool's free list of boxes for one action type.
 type execTaskList[A spawnAction] struct {
-	direct bool // A is pointer-shaped: it goes into the slot unboxed
+	direct bool // A is pointer-shaped: it goes into the slot unboxed; set before the entry's CAS publishes the list, read-only after
 	free   sync.Pool
 }
 
