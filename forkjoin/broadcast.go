@@ -105,7 +105,9 @@ func Broadcast(r Runner, fn func(w *Worker)) {
 	}
 }
 
-// broadcast is one call of Broadcast.
+// broadcast is one call of Broadcast. fn, pool, comp and group are set
+// before any share is posted (the inbox's CAS publishes them) and are
+// read-only after.
 type broadcast struct {
 	fn      func(*Worker)
 	pool    *Pool

@@ -5,6 +5,14 @@ package forkjoin
 // Fork and Submit all run their tasks in cells (a taskCell, which adds the
 // task itself and its free-list links; a Submit's is a submission, which
 // adds the task and the Future: submit.go).
+//
+// The plain fields: result and err are written by the goroutine that
+// completes the cell before it sets the latch, and read by others only
+// once they see the latch set (probe, await, addWaiter's false); pool,
+// scope, typed and owner are set before the cell is published (a deque
+// push, a submission's slot, a Future returned) and read-only after;
+// joining is the owner's. A recycled cell is rewritten only by its owner
+// once no reader is left (clear; see cellList).
 type cell[T any] struct {
 	node
 	result T

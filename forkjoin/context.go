@@ -11,6 +11,9 @@ import (
 // and a worker running one of its nodes has it in w.comp, so that w.Err is
 // two loads and a fork can refuse to start work nobody wants any more.
 type computation struct {
+	// ctx, stop and parent are written before any other goroutine can
+	// reach the computation (newComputation, submitContext, invokeInline:
+	// the AfterFunc's goroutine touches only canceled) and read-only after.
 	ctx      context.Context
 	canceled atomic.Bool // set once ctx is done
 	stop     func() bool // unregisters the context.AfterFunc

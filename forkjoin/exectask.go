@@ -21,8 +21,9 @@ import (
 // per P). Either way a stream of typed Executes allocates nothing once
 // warm (task's TestExecuteSteadyStateAllocatesNothing, for a pointer, a
 // one-pointer struct and a two-word struct). The worker that takes the
-// slot runs the action in one of its exec nodes, as it runs an Execute's
-// function (submit.go): panic guard, panic handler, execDone.
+// slot puts the action in one of its exec nodes, as it does an Execute's
+// function, and the worker that runs the node (the taker, or a thief of
+// its batch) runs it (submit.go): panic guard, panic handler, execDone.
 //
 // # Invariant
 //
@@ -33,16 +34,20 @@ import (
 //     the box. If submitAt rejects the action (closed pool, full bounded
 //     queue) the box was never published, and the submitter puts it back.
 //   - Accepted, the box is published by the atomic store of its slot's
-//     node pointer (injector.push), which follows the plain write of the
-//     slot's act, and read by one worker: the one whose take popped that
-//     slot, under the injector's lock. pop leaves act in the taken slot
-//     until a later take or a worker going to sleep clears it (clearSlots,
-//     under the same lock: a write of the slot, not of the box). A taken
-//     slot's act is never read again, so that stale pointer is never
-//     dereferenced, and nobody else reads act (mayBeReady and find read
-//     only the node pointer and the block's links). The worker copies act
-//     into one of its exec nodes, which only it ever touches (see
-//     execNode).
+//     seq (injector.push), which follows the plain write of the slot's
+//     act, and read by one worker: the one whose take popped that slot,
+//     under the injector's lock, after loading seq. pop leaves act in the
+//     taken slot until the head leaves the block or a worker going to
+//     sleep clears it (clearSlots, under the same lock: a write of the
+//     slot, not of the box). A taken slot's act is never read again, so
+//     that stale pointer is never dereferenced, and nobody else reads act
+//     (mayBeReady and find read only seq and the block's links). The
+//     taker copies act into one of its exec nodes (execNode), which one
+//     worker runs: the taker, or, for a task of a batch, whichever worker
+//     pops or steals the node from a ring (takebatch.go). The ring's
+//     atomic slot stores and loads, and the take lock a steal holds, order
+//     the taker's writes of the node before the runner's reads
+//     (TestBatchExecNodesRunAcrossWorkers).
 //   - The box's Compute, run by that worker, copies the action out and puts
 //     the box back on the free list before the action starts, so a panic,
 //     a runtime.Goexit or a nested Execute of the same type cannot leave it
@@ -81,7 +86,7 @@ func (b *execBox[A]) Compute(w *Worker) {
 
 // execTaskList is a pool's free list of boxes for one action type.
 type execTaskList[A spawnAction] struct {
-	direct bool // A is pointer-shaped: it goes into the slot unboxed
+	direct bool // A is pointer-shaped: it goes into the slot unboxed; set before the entry's CAS publishes the list, read-only after
 	free   sync.Pool
 }
 

@@ -179,7 +179,8 @@ type block struct {
 	slots [blockCap]slot
 	// queuedAt[i] is the nanotime at push of slot i*waitSample+waitSample-1,
 	// the timed one of its group (see waitSample); written by its
-	// submitter before it publishes the slot.
+	// submitter before it publishes the slot, read by its taker after
+	// loading the slot's seq (pop), as act and n are.
 	queuedAt [blockCap / waitSample]int64
 	next     atomic.Pointer[block] // block num+1, installed by the submitter of its middle slot
 	// num is the block's position (it holds slots num*blockCap on), or

@@ -29,8 +29,9 @@ type Pool struct {
 	workers  []*Worker // the regular workers, then the spares for Block
 	sleepers *park.Sleepers
 	spareMu  sync.Mutex
-	spares   []*Worker // spare workers not running, for Block
-	// Blocks queued for a compensating worker, oldest first (startSpare).
+	spares   []*Worker // spare workers not running, for Block; guarded by spareMu
+	// Blocks queued for a compensating worker, oldest first (startSpare);
+	// guarded by spareMu.
 	spareWaits []*spareWait
 
 	// Work that is on no worker's deque.

@@ -21,7 +21,7 @@ type Scope struct {
 	done    latch                      // set when pending reaches zero
 	pending atomic.Int64               // see "Counting" below
 	panic   atomic.Pointer[PanicError] // the first panic, re-raised by RunScope
-	fifo    *scopeQueue                // the spawned tasks in order, on a FIFO pool; nil on a LIFO one
+	fifo    *scopeQueue                // the spawned tasks in order, on a FIFO pool; nil on a LIFO one; set before the body runs
 
 	// The computation RunScope was called in, which every spawned task
 	// of the scope belongs to, whichever task spawns it (see "Whose
@@ -67,7 +67,7 @@ type Scope struct {
 type scopeQueue struct {
 	mu    sync.Mutex
 	tasks []func(*Worker) // guarded by mu; tasks[head:] are waiting
-	head  int
+	head  int             // guarded by mu
 }
 
 func (q *scopeQueue) push(fn func(*Worker)) {

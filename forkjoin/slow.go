@@ -19,7 +19,8 @@ package forkjoin
 
 import "time"
 
-// slowWatch is the watchdog's state; nil without the option.
+// slowWatch is the watchdog's state; nil without the option. Set by New
+// before the workers and the watchdog start; read-only after.
 type slowWatch struct {
 	threshold time.Duration
 	handler   func(p *Pool, worker int, running time.Duration)

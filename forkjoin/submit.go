@@ -91,18 +91,23 @@ func (p *Pool) ExecuteContextPriority(ctx context.Context, prio Priority, fn fun
 
 // execNode runs an Execute's action (its function, or a typed action:
 // exectask.go), which the submission queue holds without a node (see
-// injector.go). The worker that takes the action from the queue runs it
-// at once, in an exec node from its own free list
-// (Worker.execFree), and the node goes back to that list when the task
-// completes: only that worker's goroutine ever touches the node (nobody
-// else can see it: no handle is returned, it is never on a deque), so the
-// list needs no synchronization. The list holds as many nodes as Execute
-// tasks have been nested on the worker at once (see waitForeign).
+// injector.go). The worker that takes the action from the queue puts it
+// in an exec node from its own free list (Worker.execFree) and runs it at
+// once, or, for a task of a batch, keeps the node in its ring
+// (takebatch.go), whence it or another worker takes it. The worker that
+// runs the node puts it back on its own free list when the task
+// completes: a list is touched by its worker's goroutine alone, so it
+// needs no synchronization. A node has one holder at a time (no handle
+// is returned, it is never on a deque): the taker, then, through a
+// ring's atomic slots (and the take lock a steal holds), the worker that
+// runs it (TestBatchExecNodesRunAcrossWorkers). A list holds as many
+// nodes as Execute tasks have been nested on its worker at once (see
+// waitForeign), and those of stolen batches, up to maxExecFree.
 type execNode struct {
 	node
-	act      spawnAction // Execute's function (a funcAction), or a typed action (exectask.go)
-	pool     *Pool
-	nextFree *execNode
+	act      spawnAction // Execute's function (a funcAction), or a typed action (exectask.go); written by the taker, read and cleared by the runner
+	pool     *Pool       // set when the node is made; read-only after
+	nextFree *execNode   // link on the free list of the worker holding the node
 }
 
 // execNode returns one of w's exec nodes, set to run act as computation
@@ -145,7 +150,7 @@ type goexitRecorder interface{ recordsGoexit() }
 
 // complete tells the pool that e has completed (nobody waits for an
 // Execute task's latch) and puts e back on the free list of w, the worker
-// that took it and runs it.
+// that runs it (not always the one that took it: see execNode).
 func (e *execNode) complete(w *Worker) {
 	e.act = nil
 	if w.execFreeLen < maxExecFree {

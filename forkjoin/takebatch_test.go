@@ -203,3 +203,64 @@ func TestIdlePoolDropsBatchedSubmissions(t *testing.T) {
 		p.Close()
 	}
 }
+
+// auditPair is a typed Execute action of two words, so that it travels
+// in a recycled box (exectask.go); its Compute checks the payload its
+// submitter wrote and records the worker that ran it.
+type auditPair struct {
+	a, b int
+	run  func(w *forkjoin.Worker, i int)
+}
+
+func (x auditPair) Compute(w *forkjoin.Worker) {
+	if x.b != 2*x.a+1 {
+		panic(fmt.Sprintf("task %d: payload %d, want %d", x.a, x.b, 2*x.a+1))
+	}
+	x.run(w, x.a)
+}
+
+// TestBatchExecNodesRunAcrossWorkers: an Execute's exec node, and a typed
+// action's box, made by the worker that takes a batch are run, completed
+// and recycled by the worker that steals them from its ring (submit.go,
+// execNode; exectask.go's invariant): round after round on one pool, the
+// first task of each batch waits for the sixth, which only the other
+// worker can run, so every round hands nodes and boxes from one worker to
+// the other, and each later round reuses them from the other's free list
+// and the box pool. Every action sees the payload its submitter wrote;
+// under -race this is the check that the ring orders the taker's writes
+// of a node before the runner's reads, and the runner's recycling before
+// the next taker's writes.
+func TestBatchExecNodesRunAcrossWorkers(t *testing.T) {
+	// A batch of 16: task 5 is in the ring of task 0's worker whatever
+	// DefaultTakeBatch becomes.
+	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithTakeBatch(16))
+	defer closePool(t, p)
+	const n, rounds = 40, 20
+	for round := range rounds {
+		ranOn := make([]int, n)
+		awaited := make(chan struct{})
+		var done sync.WaitGroup
+		done.Add(n)
+		run := func(w *forkjoin.Worker, i int) {
+			switch i {
+			case 0:
+				<-awaited
+			case 5:
+				close(awaited)
+			}
+			ranOn[i] = w.Index()
+			done.Done()
+		}
+		release := holdWorkers(t, p)
+		for i := range n {
+			if i%2 == 0 {
+				require.NoError(t, forkjoin.ExecuteTaskPriority(p, forkjoin.Normal, auditPair{i, 2*i + 1, run}))
+			} else {
+				require.NoError(t, p.Execute(func(w *forkjoin.Worker) { run(w, i) }))
+			}
+		}
+		release()
+		within(t, fmt.Sprintf("round %d", round), done.Wait)
+		require.NotEqual(t, ranOn[0], ranOn[5], "round %d: the awaited task ran on the waiting worker", round)
+	}
+}

@@ -139,7 +139,9 @@ func ThenContext[T, U any](ctx context.Context, p *Pool, f *Future[T], fn func(w
 	return thenOn(ctx, p, f, fn, "ThenContext")
 }
 
-// stage is the state of one Then.
+// stage is the state of one Then. ctx, pool and fn are set before the
+// stage is registered anywhere (the AfterFunc, the source's callback) and
+// are read-only after.
 type stage[T, U any] struct {
 	promise[U]
 	ctx  context.Context // nil for Then

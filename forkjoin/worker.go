@@ -18,6 +18,8 @@ import (
 // A *Worker belongs to the goroutine running the task: do not keep it past
 // the task's return or hand it to another goroutine.
 type Worker struct {
+	// Set by New before any goroutine sees the worker; read-only after,
+	// by anyone.
 	pool     *Pool
 	index    int
 	deque    *deque.Deque[node]
@@ -46,6 +48,12 @@ type Worker struct {
 
 	_ [128]byte // owner-written fields below stay off the line thieves read
 
+	// "Owner" below is the worker's goroutine. A compensating slot has
+	// successive goroutines, and a Goexit hands a worker to a fresh one:
+	// each hand-over is ordered as skipStart's is, so the owner-only
+	// plain fields pass from one goroutine to the next without a race
+	// (under -race: TestBlockChainsWithinBoundStress, TestGoexitInTask).
+
 	// completed and execDone count the submitted tasks this worker has
 	// completed, each task in one of them: a task completes with one
 	// locked add, not two. Written by the owner only, read by Stats (their
@@ -71,23 +79,23 @@ type Worker struct {
 	// the worker's goroutine reads or writes it.
 	inHook bool
 
-	execFree *execNode // exec nodes for Execute's functions; see execNode
+	execFree *execNode // exec nodes for Execute's functions; owner only (see execNode)
 
 	trimTimer *time.Timer   // sleepIdle's timer; owner only
 	trims     atomic.Uint32 // times sleepIdle trimmed the free lists: written by the owner, read by tests
 
-	frame   scopeFrame   // the innermost running task of a Scope and its spawn credits (scope.go); owner only
-	retired retireBatch  // finished spawned tasks not yet subtracted from their Scope's count (scope.go); owner only
-	comp    *computation // cancellation scope of the task running now; nil if none
-	group   uint64       // computation of the task running now (see handoff); 0 in the scheduling loop
-	rng     uint64
+	frame   scopeFrame        // the innermost running task of a Scope and its spawn credits (scope.go); owner only
+	retired retireBatch       // finished spawned tasks not yet subtracted from their Scope's count (scope.go); owner only
+	comp    *computation      // cancellation scope of the task running now; nil if none; owner only
+	group   uint64            // computation of the task running now (see handoff); 0 in the scheduling loop; owner only
+	rng     uint64            // random's state; owner only
 	own     counters          // written by the owner only, without atomics
 	pub     publishedCounters // copy of own that Stats reads
-	cache   [cacheSlots]any   // per-type free lists; see cacheOf
+	cache   [cacheSlots]any   // per-type free lists; owner only (see cacheOf)
 
 	// takeBatch is the most submitted tasks a take of this worker moves
 	// (WithTakeBatch; 1 for a compensating worker): see takebatch.go.
-	// Set before the worker starts.
+	// Set by New before the worker starts; read-only after.
 	takeBatch int
 	// execFreeLen is the length of execFree; owner only.
 	execFreeLen int

@@ -193,7 +193,7 @@ type core struct {
 }
 
 type ring struct {
-	mask  int64
+	mask  int64            // fixed by newRing; read-only after
 	slots []unsafe.Pointer // accessed with sync/atomic once the ring is installed
 }
 

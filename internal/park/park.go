@@ -40,12 +40,14 @@ import (
 // Sleepers is the set of workers that are asleep or about to sleep, with one
 // wake-up token per worker. Workers are named by their index 0..n-1.
 type Sleepers struct {
-	n      atomic.Int32 // registered sleepers: the only field producers read
-	mu     sync.Mutex
-	stack  []int32 // registered sleepers, most recent last
-	listed []bool  // listed[i]: i is on stack
-	idle   []bool  // idle[i]: i registered as idle (see Prepare); valid while listed[i]
-	tokens []chan struct{}
+	n  atomic.Int32 // registered sleepers: the only field producers read
+	mu sync.Mutex
+	// stack, listed and idle are guarded by mu; n changes with them, under
+	// mu, and is read without it.
+	stack  []int32         // registered sleepers, most recent last
+	listed []bool          // listed[i]: i is on stack
+	idle   []bool          // idle[i]: i registered as idle (see Prepare); valid while listed[i]
+	tokens []chan struct{} // tokens[i]: worker i's wake-up token (capacity 1); set by New, read-only after
 }
 
 // New returns an empty set for workers 0..n-1.

@@ -27,7 +27,8 @@ import "sync/atomic"
 const Cap = 64
 
 // Ring is a bounded SPMC queue of *T; the zero value is an empty ring.
-// Push and Pop are its owner's; StealHalf and Len are anyone's.
+// Push, Fill, DropTaken and Pop are its owner's; StealHalf (into a ring
+// the caller owns, or none) and Len are anyone's.
 type Ring[T any] struct {
 	head  atomic.Uint32 // next item to take; consumers advance it by CAS
 	_     [120]byte     // head is written by thieves, tail by the owner alone
