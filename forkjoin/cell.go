@@ -90,14 +90,6 @@ func (c *taskCell[T, C]) dropTask() {
 	c.task = zero
 }
 
-// fail completes c, never run, with err.
-func (c *taskCell[T, C]) fail(err error) {
-	c.pool = nil
-	c.err = err
-	c.dropTask()
-	c.latch.set()
-}
-
 // join is the owner's Join of the cell's Future, called by Future.Join
 // once it has checked that w is the owner and the Future is not settled.
 // The fast path is written out here, in the typed cell, so that an
