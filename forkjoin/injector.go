@@ -692,6 +692,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	}
 	var l int
 	var candidates uint8
+	var victim *Worker // the other worker whose ring this take stole from, if any
 	for {
 		candidates = nonEmpty
 		if src != nil {
@@ -704,12 +705,25 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		if src != nil && l == rl {
 			// The batch goes first: it is older than the queue's tasks
 			// of its level.
-			if x = w.takeBatched(src); x != nil {
+			if src != w {
+				victim = src
+			}
+			x = w.takeBatched(src)
+			if x != nil && x.claimedRoot() {
+				// Claimed in the ring by a worker joining its Future,
+				// which ran it: no task, and no take, as for a claimed
+				// slot of the queue (peek): counted by account, it
+				// restarted its level's aging count, and the task behind
+				// it waited another round (TestRev33ClaimedRingTaskCostsNoAgingRound).
+				// Dropped; choose again.
+				x = nil
+			}
+			if x != nil {
 				q.account(candidates, l)
 				q.unlockTake()
-				return x, nonEmpty != 0 || src != w && (w.subs.Len() > 0 || w.sleepers.Any() && src.subs.Len() > 0)
+				return x, nonEmpty != 0 || w.stoleMore(victim)
 			}
-			src, rl = w.batchSource() // emptied meanwhile: another ring, or none, and choose again
+			src, rl = w.batchSource() // emptied meanwhile, or its task claimed: another ring, or none, and choose again
 			continue
 		}
 		q.account(candidates, l)
@@ -748,7 +762,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		}
 	}
 	heads[l] = v.peek()
-	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil
+	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil || w.stoleMore(victim)
 	if nb > 0 {
 		// Under the lock, as batchWanted's look at the rings: rings never
 		// hold two levels at once (takebatch.go).

@@ -38,7 +38,11 @@ package forkjoin
 //     ring only if take chose its level over the queue's levels, with
 //     the aging counts of a take; only when the ring's level is the only
 //     one with tasks and no count is set does the owner pop it without
-//     the takers' lock (the choice and the counts are then known).
+//     the takers' lock (the choice and the counts are then known). A
+//     Submit claimed in a ring by a worker joining its Future is no
+//     task: a take that finds it drops it without counting it, as peek
+//     drops a claimed slot of the queue (review rev33;
+//     TestRev33ClaimedRingTaskCostsNoAgingRound).
 
 import "github.com/magpie-go/magpie/internal/ring"
 
@@ -124,6 +128,22 @@ func (w *Worker) takeBatched(src *Worker) *node {
 	}
 	return src.subs.StealHalf(&w.subs)
 }
+
+// stoleMore is the part of take's "more" owed to a steal from victim's
+// ring in this take (nil: none): tasks moved to w's ring, or left in
+// victim's while a worker sleeps, since this steal may be the one a
+// wake-up for them reached (TestRev31StealPassesWakeUpOn). A take that
+// stole a task claimed meanwhile goes on to its own ring or the queue
+// and still owes it.
+func (w *Worker) stoleMore(victim *Worker) bool {
+	return victim != nil && (w.subs.Len() > 0 || w.sleepers.Any() && victim.subs.Len() > 0)
+}
+
+// claimedRoot reports whether x, a submitted node taken from a ring, was
+// claimed by a worker joining its Future (Future.joinOther), which runs
+// it: x is then no task for the taker. A claim made after this load is
+// found by the taker's own claim (Worker.execute), which skips the task.
+func (x *node) claimedRoot() bool { return !x.solo && x.claimed.Load() }
 
 // batchWanted returns how many tasks beyond the first a take of w from
 // level l should move to w's ring, with queued tasks left at that level
