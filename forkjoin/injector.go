@@ -671,14 +671,21 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		return nil, false
 	}
 	q.lockTake()
-	if src != nil {
-		// The ring's level again, now that no fill can change it (fills
-		// are under the lock, a steal carries the level): read before the
-		// wait for the lock, it may be the level of tasks since run, the
-		// ring refilled from another level, and choose would then start
-		// a task of that other level as one of the stale level's, ahead
-		// of more urgent queued ones (TestRev32TakeRereadsRingLevelUnderLock).
-		rl = int(src.subsLevel.Load())
+	if w != nil {
+		// The ring to serve and its level again, now that no fill can
+		// change them (fills are under the lock, a steal carries the
+		// level). Read before the wait for the lock, the level may be
+		// that of tasks since run, the ring refilled from another level,
+		// and choose would then start a task of that other level as one
+		// of the stale level's, ahead of more urgent queued ones
+		// (TestRev32TakeRereadsRingLevelUnderLock); and rings seen empty
+		// may have been filled since, whose level choose then counted
+		// empty, resetting its aging count (TestRev33TakeLooksAtRingsUnderLock).
+		// The ring is the one whose front is the oldest (oldestBatch),
+		// not w's own first, so that a take that chooses the rings'
+		// level starts the head of that level, which aging's bound is
+		// about (TestRev33AgingReachesBusyWorkersRing).
+		src, rl = w.oldestBatch()
 	}
 	var (
 		heads    [NumPriorities]*block
@@ -692,7 +699,10 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 	}
 	var l int
 	var candidates uint8
-	var victim *Worker // the other worker whose ring this take stole from, if any
+	var (
+		victim *Worker // the other worker whose ring this take stole from, if any
+		into   bool    // and whether that steal was into w's empty ring
+	)
 	for {
 		candidates = nonEmpty
 		if src != nil {
@@ -707,6 +717,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 			// of its level.
 			if src != w {
 				victim = src
+				into = into || w.subs.Len() == 0 // a steal into w's empty ring
 			}
 			x = w.takeBatched(src)
 			if x != nil && x.claimedRoot() {
@@ -721,9 +732,9 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 			if x != nil {
 				q.account(candidates, l)
 				q.unlockTake()
-				return x, nonEmpty != 0 || w.stoleMore(victim)
+				return x, nonEmpty != 0 || w.stoleMore(victim, into)
 			}
-			src, rl = w.batchSource() // emptied meanwhile, or its task claimed: another ring, or none, and choose again
+			src, rl = w.oldestBatch() // emptied meanwhile, or its task claimed: another ring, or none, and choose again
 			continue
 		}
 		q.account(candidates, l)
@@ -762,7 +773,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		}
 	}
 	heads[l] = v.peek()
-	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil || w.stoleMore(victim)
+	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil || w.stoleMore(victim, into)
 	if nb > 0 {
 		// Under the lock, as batchWanted's look at the rings: rings never
 		// hold two levels at once (takebatch.go).
