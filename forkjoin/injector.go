@@ -671,7 +671,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		return nil, false
 	}
 	q.lockTake()
-	if w != nil {
+	if w != nil && w.pool.workers[0].takeBatch > 1 { // else no ring ever holds a task
 		// The ring to serve and its level again, now that no fill can
 		// change them (fills are under the lock, a steal carries the
 		// level). Read before the wait for the lock, the level may be

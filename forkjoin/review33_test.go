@@ -303,3 +303,63 @@ func TestRev33AgingReachesBusyWorkersRing(t *testing.T) {
 	t.Logf("%d Urgent tasks started ahead of a2: %v", passed, order)
 	require.LessOrEqual(t, passed, k+1, "%v", order)
 }
+
+// TestRev33RoomFreedFromBlockedOwnersRing: the tasks of a batch hold
+// their WithMaxQueued tokens until they start. On one worker whose batch
+// owner waits in Block for an outside submitter that waits for room, the
+// compensating worker starts the batch's tasks from the blocked owner's
+// ring, which gives their tokens back, so the submitter gets in and the
+// wait ends. With no compensating worker (WithMaxBlocked(-1)), an
+// ExecuteContext waiting for room gives up at its deadline, and once the
+// owner returns every token comes back.
+func TestRev33RoomFreedFromBlockedOwnersRing(t *testing.T) {
+	for _, spare := range []bool{true, false} {
+		t.Run(fmt.Sprint("spare=", spare), func(t *testing.T) {
+			opts := []forkjoin.Option{forkjoin.WithParallelism(1), forkjoin.WithMaxQueued(4)}
+			if !spare {
+				opts = append(opts, forkjoin.WithMaxBlocked(-1))
+			}
+			p := forkjoin.New(opts...)
+			defer closePool(t, p)
+			var done sync.WaitGroup
+			accepted, ownerBlocks := make(chan struct{}), make(chan struct{})
+			release := holdWorkers(t, p)
+			done.Add(4)
+			require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+				defer done.Done()
+				forkjoin.Block(w, func() {
+					close(ownerBlocks)
+					if spare {
+						<-accepted
+					} else {
+						time.Sleep(20 * time.Millisecond)
+					}
+				})
+			}))
+			for range 3 {
+				require.NoError(t, p.Execute(func(*forkjoin.Worker) { done.Done() }))
+			}
+			release() // the worker takes a batch: runs the first, keeps three
+			within(t, "the owner in Block", func() { <-ownerBlocks })
+			if spare {
+				// The queue is full again with one more task: the next
+				// submission gets in only once a task of the ring starts.
+				done.Add(2)
+				require.NoError(t, p.Execute(func(*forkjoin.Worker) { done.Done() }))
+				within(t, "room from the blocked owner's ring", func() {
+					forkjoin.Submit(p, func(*forkjoin.Worker) int { done.Done(); return 0 })
+				})
+				close(accepted)
+			} else {
+				done.Add(1)
+				require.NoError(t, p.Execute(func(*forkjoin.Worker) { done.Done() }))
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+				defer cancel()
+				err := p.ExecuteContext(ctx, func(*forkjoin.Worker) { t.Error("ran") })
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			}
+			within(t, "the tasks", done.Wait)
+			waitUntil(t, "every token back", func() bool { tokens, owed := forkjoin.RoomOf(p); return tokens == 0 && owed == 0 })
+		})
+	}
+}
