@@ -183,7 +183,7 @@ func TestRev33RingsUnderLoadStress(t *testing.T) {
 				for j, f := range fs {
 					_, err := f.Get(context.Background())
 					if err != nil {
-						require.ErrorIs(t, err, forkjoin.ErrClosed)
+						assert.ErrorIs(t, err, forkjoin.ErrClosed)
 					}
 					decide(ids[j], err == nil)
 				}
@@ -360,6 +360,76 @@ func TestRev33RoomFreedFromBlockedOwnersRing(t *testing.T) {
 			}
 			within(t, "the tasks", done.Wait)
 			waitUntil(t, "every token back", func() bool { tokens, owed := forkjoin.RoomOf(p); return tokens == 0 && owed == 0 })
+		})
+	}
+}
+
+// TestRev33ShutdownCountsRingTasks: the tasks of a batch held in the ring
+// of a worker stuck in Block (no compensating worker) are accepted and
+// unfinished: Stats counts them queued, Shutdown with a deadline gives up
+// counting them with the blocked one, and once the owner returns, Close
+// runs them and the workers exit (goleak, in TestMain).
+func TestRev33ShutdownCountsRingTasks(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMaxBlocked(-1))
+	var ran atomic.Int32
+	blocks, gate := make(chan struct{}), make(chan struct{})
+	release := holdWorkers(t, p)
+	require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
+		forkjoin.Block(w, func() { close(blocks); <-gate })
+		ran.Add(1)
+	}))
+	for range 3 {
+		require.NoError(t, p.Execute(func(*forkjoin.Worker) { ran.Add(1) }))
+	}
+	release()
+	within(t, "the owner in Block", func() { <-blocks })
+	s := p.Stats()
+	require.Equal(t, 3, s.QueuedNormal, "%v", s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err := p.Shutdown(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Contains(t, err.Error(), "with 4 submitted tasks unfinished")
+	close(gate)
+	within(t, "Close", p.Close)
+	require.Equal(t, int32(4), ran.Load())
+	s = p.Stats()
+	require.Equal(t, s.Submitted, s.Completed, "%v", s)
+	require.Zero(t, s.Queued, "%v", s)
+}
+
+// TestRev33OrderBoundThreeWorkers: the order bound K = (P-1)·b with an
+// odd number of workers, for b = 1, an odd batch and the default, while
+// Urgent tasks, interleaved, make every take of a batch go through the
+// lock (and so through oldestBatch): no Normal task starts while more
+// than K Normal tasks submitted before it have not.
+func TestRev33OrderBoundThreeWorkers(t *testing.T) {
+	const submitters, workers = 3, 3
+	each := 3000
+	for _, batch := range []int{1, 5, forkjoin.DefaultTakeBatch} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+			p := forkjoin.New(forkjoin.WithParallelism(workers), forkjoin.WithTakeBatch(batch))
+			defer closePool(t, p)
+			log := newStartLog(submitters, each, orderBound(workers, batch))
+			var done sync.WaitGroup
+			done.Add(submitters * each)
+			var subs sync.WaitGroup
+			for g := range submitters {
+				subs.Add(1)
+				go func() {
+					defer subs.Done()
+					for i := range each {
+						if i%50 == 0 {
+							done.Add(1)
+							assert.NoError(t, p.ExecutePriority(forkjoin.Urgent, func(*forkjoin.Worker) { done.Done() }))
+						}
+						assert.NoError(t, p.Execute(func(*forkjoin.Worker) { log.start(g, i); done.Done() }))
+					}
+				}()
+			}
+			within(t, "submitters", subs.Wait)
+			within(t, "tasks", done.Wait)
+			log.check(t)
 		})
 	}
 }
