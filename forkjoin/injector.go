@@ -635,7 +635,10 @@ func (q *injector) submitted() uint64 {
 // it put them there, and the sleeper woken then is woken for them. The tasks
 // it chooses among are the oldest of each level and, ahead of their
 // level's, the tasks of a batch taken earlier (takebatch.go): those of
-// w's own ring, or else of another worker's. It returns nil only if none
+// w's own ring when it pops that without the lock, else, under the lock,
+// those of the ring whose front is the oldest (oldestBatch), w's own or
+// another worker's. A Submit found claimed in a ring is dropped, not
+// returned. It returns nil only if none
 // is queued or held in a ring, or if the oldest of each level is reserved
 // but not ready yet (its submitter wakes a sleeper once it is), so that a
 // worker that finds nothing here after registering as a sleeper may

@@ -124,9 +124,9 @@ func (w *Worker) batchSource() (*Worker, int) {
 // takeBatched takes the oldest task of src's ring for w, or nil if the
 // ring is empty by now: from its own ring, w pops it; from another
 // worker's, w takes the older half, runs the first and keeps the others
-// in its own ring if that is empty, or else (its own ring holds younger
-// tasks: see oldestBatch), and as a compensating worker, takes the
-// oldest alone. Called with the take lock held.
+// in its own ring if that is empty; if it is not (it holds younger tasks:
+// see oldestBatch), and for a compensating worker, w takes the oldest
+// alone. Called with the take lock held.
 func (w *Worker) takeBatched(src *Worker) *node {
 	if src == w {
 		return w.subs.Pop()
@@ -146,11 +146,10 @@ func (w *Worker) takeBatched(src *Worker) *node {
 // stoleMore is the part of take's "more" owed to a steal from victim's
 // ring in this take (nil: none): tasks moved to w's ring (into: by a
 // steal into it while it was empty; the tasks it held before do not
-// count, see injector.take), or left in
-// victim's while a worker sleeps, since this steal may be the one a
-// wake-up for them reached (TestRev31StealPassesWakeUpOn). A take that
-// stole a task claimed meanwhile goes on to its own ring or the queue
-// and still owes it.
+// count, see injector.take), or left in victim's while a worker sleeps,
+// since this steal may be the one a wake-up for them reached
+// (TestRev31StealPassesWakeUpOn). A take that stole a task claimed
+// meanwhile goes on to its own ring or the queue and still owes it.
 func (w *Worker) stoleMore(victim *Worker, into bool) bool {
 	return victim != nil && (into && w.subs.Len() > 0 || w.sleepers.Any() && victim.subs.Len() > 0)
 }
