@@ -674,22 +674,6 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		return nil, false
 	}
 	q.lockTake()
-	if w != nil && w.pool.workers[0].takeBatch > 1 { // else no ring ever holds a task
-		// The ring to serve and its level again, now that no fill can
-		// change them (fills are under the lock, a steal carries the
-		// level). Read before the wait for the lock, the level may be
-		// that of tasks since run, the ring refilled from another level,
-		// and choose would then start a task of that other level as one
-		// of the stale level's, ahead of more urgent queued ones
-		// (TestRev32TakeRereadsRingLevelUnderLock); and rings seen empty
-		// may have been filled since, whose level choose then counted
-		// empty, resetting its aging count (TestRev33TakeLooksAtRingsUnderLock).
-		// The ring is the one whose front is the oldest (oldestBatch),
-		// not w's own first, so that a take that chooses the rings'
-		// level starts the head of that level, which aging's bound is
-		// about (TestRev33AgingReachesBusyWorkersRing).
-		src, rl = w.oldestBatch()
-	}
 	var (
 		heads    [NumPriorities]*block
 		nonEmpty uint8 // bit l: level l's oldest slot is ready
@@ -698,6 +682,32 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		heads[l] = q.levels[l].peek()
 		if heads[l] != nil {
 			nonEmpty |= 1 << l
+		}
+	}
+	if w != nil && w.pool.workers[0].takeBatch > 1 { // else no ring ever holds a task
+		// The ring to serve and its level again, now that no fill can
+		// change them (fills are under the lock, a steal carries the
+		// level). Read before the wait for the lock, the level may be
+		// that of tasks since run, the ring refilled from another level,
+		// and choose would then start a task of that other level as one
+		// of the stale level's, ahead of more urgent queued ones
+		// (TestRev32TakeRereadsRingLevelUnderLock). The ring is the one
+		// whose front is the oldest (oldestBatch), not w's own first, so
+		// that a take that chooses the rings' level starts the head of
+		// that level, which aging's bound is about
+		// (TestRev33AgingReachesBusyWorkersRing).
+		o, ol := w.oldestBatch()
+		// Rings seen empty before the wait may have been filled since:
+		// their level, counted empty, lost its aging count
+		// (TestRev33TakeLooksAtRingsUnderLock). Unless the rings' level
+		// is the only one with tasks and no count is set: the choice and
+		// the counts are then known, and w takes from the queue, younger
+		// tasks, as the other workers' rings' owners pop theirs without
+		// the lock (within the order bound; a steal of half a ring there
+		// instead took up to twice the take locks of
+		// TestBacklogTakenInBatches).
+		if src != nil || o != nil && (nonEmpty != 1<<ol || !q.noPasses()) {
+			src, rl = o, ol
 		}
 	}
 	var l int
