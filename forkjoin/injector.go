@@ -696,17 +696,29 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		// that a take that chooses the rings' level starts the head of
 		// that level, which aging's bound is about
 		// (TestRev33AgingReachesBusyWorkersRing).
-		o, ol := w.oldestBatch()
 		// Rings seen empty before the wait may have been filled since:
 		// their level, counted empty, lost its aging count
-		// (TestRev33TakeLooksAtRingsUnderLock). Unless the rings' level
-		// is the only one with tasks and no count is set: the choice and
-		// the counts are then known, and w takes from the queue, younger
-		// tasks, as the other workers' rings' owners pop theirs without
-		// the lock (within the order bound; a steal of half a ring there
-		// instead took up to twice the take locks of
-		// TestBacklogTakenInBatches).
-		if src != nil || o != nil && (nonEmpty != 1<<ol || !q.noPasses()) {
+		// (TestRev33TakeLooksAtRingsUnderLock).
+		o, ol := w.oldestBatch()
+		switch {
+		case o == nil:
+			src, rl = nil, -1
+		case nonEmpty&^(1<<ol) == 0 && q.noPasses():
+			// The rings' level alone has tasks and no count is set: the
+			// choice and the counts are known, and which task of the
+			// level starts first is free within the order bound, as for
+			// the owners' pops without the lock. w serves the ring it
+			// looked at, its own or a random other (batchSource, again),
+			// so that thieves spread, or, if it saw none, takes from the
+			// queue: serving a ring there, half a ring per steal instead
+			// of a batch, took up to twice the take locks of
+			// TestBacklogTakenInBatches.
+			if src != nil {
+				src, rl = w.batchSource()
+			} else if nonEmpty == 0 {
+				src, rl = o, ol
+			}
+		default:
 			src, rl = o, ol
 		}
 	}

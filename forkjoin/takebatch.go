@@ -38,11 +38,12 @@ package forkjoin
 //     ring only if take chose its level over the queue's levels, with
 //     the aging counts of a take; only when the ring's level is the only
 //     one with tasks and no count is set does the owner pop it without
-//     the takers' lock (the choice and the counts are then known), and,
-//     in that case, a worker that saw no ring before its wait for the
-//     lock takes from the queue, younger tasks, as it would have. Else,
-//     under the lock, take looks at the rings again and serves the one
-//     whose front is the oldest (oldestBatch), the taker's own or not: so a
+//     the takers' lock (the choice and the counts are then known); in
+//     that case a take under the lock, too, serves the ring it looked
+//     at (batchSource: its own, else a random other, so that thieves
+//     spread), or the queue if it saw none. Else, under the lock, take
+//     looks at the rings again and serves the one whose front is the
+//     oldest (oldestBatch), the taker's own or not: so a
 //     take of the rings' level starts the head of the level, and the
 //     head is passed over by at most aging+1 takes of other levels, as
 //     in the queue (review rev33: the taker's own ring first let a busy
