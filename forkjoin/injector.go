@@ -636,7 +636,10 @@ func (q *injector) submitted() uint64 {
 // it put them there, and the sleeper woken then is woken for them. The tasks
 // it chooses among are the oldest of each level and, ahead of their
 // level's, the tasks of a batch taken earlier (takebatch.go): those of
-// w's own ring, or else of another worker's. It returns nil only if none
+// w's own ring when it pops that without the lock, else, under the lock,
+// those of the ring whose front is the oldest (oldestBatch), w's own or
+// another worker's. A Submit found claimed in a ring is dropped, not
+// returned. It returns nil only if none
 // is queued or held in a ring, or if the oldest of each level is reserved
 // but not ready yet (its submitter wakes a sleeper once it is), so that a
 // worker that finds nothing here after registering as a sleeper may
@@ -672,15 +675,6 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		return nil, false
 	}
 	q.lockTake()
-	if src != nil {
-		// The ring's level again, now that no fill can change it (fills
-		// are under the lock, a steal carries the level): read before the
-		// wait for the lock, it may be the level of tasks since run, the
-		// ring refilled from another level, and choose would then start
-		// a task of that other level as one of the stale level's, ahead
-		// of more urgent queued ones (TestRev32TakeRereadsRingLevelUnderLock).
-		rl = int(src.subsLevel.Load())
-	}
 	var (
 		heads    [NumPriorities]*block
 		nonEmpty uint8 // bit l: level l's oldest slot is ready
@@ -691,8 +685,50 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 			nonEmpty |= 1 << l
 		}
 	}
+	if w != nil && w.pool.workers[0].takeBatch > 1 { // else no ring ever holds a task
+		// The ring to serve and its level again, now that no fill can
+		// change them (fills are under the lock, a steal carries the
+		// level). Read before the wait for the lock, the level may be
+		// that of tasks since run, the ring refilled from another level,
+		// and choose would then start a task of that other level as one
+		// of the stale level's, ahead of more urgent queued ones
+		// (TestRev32TakeRereadsRingLevelUnderLock). The ring is the one
+		// whose front is the oldest (oldestBatch), not w's own first, so
+		// that a take that chooses the rings' level starts the head of
+		// that level, which aging's bound is about
+		// (TestRev33AgingReachesBusyWorkersRing).
+		// Rings seen empty before the wait may have been filled since:
+		// their level, counted empty, lost its aging count
+		// (TestRev33TakeLooksAtRingsUnderLock).
+		o, ol := w.oldestBatch()
+		switch {
+		case o == nil:
+			src, rl = nil, -1
+		case nonEmpty&^(1<<ol) == 0 && q.noPasses():
+			// The rings' level alone has tasks and no count is set: the
+			// choice and the counts are known, and which task of the
+			// level starts first is free within the order bound, as for
+			// the owners' pops without the lock. w serves the ring it
+			// looked at, its own or a random other (batchSource, again),
+			// so that thieves spread, or, if it saw none, takes from the
+			// queue: serving a ring there, half a ring per steal instead
+			// of a batch, took up to twice the take locks of
+			// TestBacklogTakenInBatches.
+			if src != nil {
+				src, rl = w.batchSource()
+			} else if nonEmpty == 0 {
+				src, rl = o, ol
+			}
+		default:
+			src, rl = o, ol
+		}
+	}
 	var l int
 	var candidates uint8
+	var (
+		victim *Worker // the other worker whose ring this take stole from, if any
+		into   bool    // and whether that steal was into w's empty ring
+	)
 	for {
 		candidates = nonEmpty
 		if src != nil {
@@ -705,12 +741,26 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		if src != nil && l == rl {
 			// The batch goes first: it is older than the queue's tasks
 			// of its level.
-			if x = w.takeBatched(src); x != nil {
+			if src != w {
+				victim = src
+				into = into || w.subs.Len() == 0 // a steal into w's empty ring
+			}
+			x = w.takeBatched(src)
+			if x != nil && x.claimedRoot() {
+				// Claimed in the ring by a worker joining its Future,
+				// which ran it: no task, and no take, as for a claimed
+				// slot of the queue (peek): counted by account, it
+				// restarted its level's aging count, and the task behind
+				// it waited another round (TestRev33ClaimedRingTaskCostsNoAgingRound).
+				// Dropped; choose again.
+				x = nil
+			}
+			if x != nil {
 				q.account(candidates, l)
 				q.unlockTake()
-				return x, nonEmpty != 0 || src != w && (w.subs.Len() > 0 || w.sleepers.Any() && src.subs.Len() > 0)
+				return x, nonEmpty != 0 || w.stoleMore(victim, into)
 			}
-			src, rl = w.batchSource() // emptied meanwhile: another ring, or none, and choose again
+			src, rl = w.oldestBatch() // emptied meanwhile, or its task claimed: another ring, or none, and choose again
 			continue
 		}
 		q.account(candidates, l)
@@ -749,7 +799,7 @@ func (q *injector) take(w *Worker) (x *node, more bool) {
 		}
 	}
 	heads[l] = v.peek()
-	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil
+	more = nb > 0 || heads[0] != nil || heads[1] != nil || heads[2] != nil || w.stoleMore(victim, into)
 	if nb > 0 {
 		// Under the lock, as batchWanted's look at the rings: rings never
 		// hold two levels at once (takebatch.go).

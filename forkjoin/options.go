@@ -139,7 +139,9 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // a waiting lower level lets pass before one of its tasks is taken: with
 // aging k, a queued Background task at the head of its level is passed over
 // by at most k+1 takes of other levels (k+1 when Normal and Background come
-// due at once), so no level starves. k <= 0 disables aging: strict
+// due at once), so no level starves; a task taken in a batch (WithTakeBatch)
+// and not started is still queued here (TestRev33AgingReachesBusyWorkersRing,
+// TestRev33ClaimedRingTaskCostsNoAgingRound). k <= 0 disables aging: strict
 // priority, under which lower levels wait as long as more urgent tasks are
 // queued. The default is DefaultPriorityAging.
 func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.agingSet = true } }
@@ -166,7 +168,8 @@ const DefaultTakeBatch = 32
 // (TestSubmissionsTakenInOrderTwoWorkers, TestSubmissionStreamFair). Priorities are kept task by task: a worker runs a queued
 // task of a more urgent level before the next task of its batch, and
 // aging counts every task started from a batch as a take of its level
-// (TestTakeBatchKeepsPriorities). The default is DefaultTakeBatch.
+// (TestTakeBatchKeepsPriorities), and a take of that level starts the
+// oldest task of the batches (TestRev33AgingReachesBusyWorkersRing). The default is DefaultTakeBatch.
 func WithTakeBatch(n int) Option {
 	return func(c *config) { c.takeBatch = min(max(n, 1), maxTakeBatch) }
 }

@@ -38,7 +38,24 @@ package forkjoin
 //     ring only if take chose its level over the queue's levels, with
 //     the aging counts of a take; only when the ring's level is the only
 //     one with tasks and no count is set does the owner pop it without
-//     the takers' lock (the choice and the counts are then known).
+//     the takers' lock (the choice and the counts are then known); in
+//     that case a take under the lock, too, serves the ring it looked
+//     at (batchSource: its own, else a random other, so that thieves
+//     spread), or the queue if it saw none. Else, under the lock, take
+//     looks at the rings again and serves the one whose front is the
+//     oldest (oldestBatch), the taker's own or not: so a
+//     take of the rings' level starts the head of the level, and the
+//     head is passed over by at most aging+1 takes of other levels, as
+//     in the queue (review rev33: the taker's own ring first let a busy
+//     worker's ring hold the head for a round per task of the taker's
+//     ring, TestRev33AgingReachesBusyWorkersRing; and a take that had
+//     seen no ring before its wait for the lock counted a level held in
+//     a ring filled meanwhile as empty, resetting its aging count,
+//     TestRev33TakeLooksAtRingsUnderLock). A
+//     Submit claimed in a ring by a worker joining its Future is no
+//     task: a take that finds it drops it without counting it, as peek
+//     drops a claimed slot of the queue (review rev33;
+//     TestRev33ClaimedRingTaskCostsNoAgingRound).
 
 import "github.com/magpie-go/magpie/internal/ring"
 
@@ -77,8 +94,11 @@ func (w *Worker) popBatch() *node {
 // else another regular worker's (starting at a random one), else nil. The
 // level read for another worker is a snapshot: that ring may be emptied
 // and refilled with another level before w takes from it. w may be nil
-// (the queue's own tests). take reads the level again once it holds the
-// takers' lock (TestRev32TakeRereadsRingLevelUnderLock).
+// (the queue's own tests). Once it holds the takers' lock, take looks
+// at the rings again with oldestBatch, which chooses the ring it serves
+// (TestRev32TakeRereadsRingLevelUnderLock); this look only decides
+// whether w pops its own ring without the lock and whether to take the
+// lock when the queue looks empty.
 func (w *Worker) batchSource() (*Worker, int) {
 	if w == nil {
 		return nil, -1
@@ -107,13 +127,14 @@ func (w *Worker) batchSource() (*Worker, int) {
 // takeBatched takes the oldest task of src's ring for w, or nil if the
 // ring is empty by now: from its own ring, w pops it; from another
 // worker's, w takes the older half, runs the first and keeps the others
-// in its own ring (empty: batchSource looked there first), or, as a
-// compensating worker, takes the oldest alone.
+// in its own ring if that is empty; if it is not (it holds younger tasks:
+// see oldestBatch), and for a compensating worker, w takes the oldest
+// alone. Called with the take lock held.
 func (w *Worker) takeBatched(src *Worker) *node {
 	if src == w {
 		return w.subs.Pop()
 	}
-	if w.takeBatch < 2 {
+	if w.takeBatch < 2 || w.subs.Len() != 0 {
 		return src.subs.StealHalf(nil)
 	}
 	// The level before the tasks: a worker that finds them in w's ring
@@ -123,6 +144,52 @@ func (w *Worker) takeBatched(src *Worker) *node {
 		w.subsLevel.Store(l)
 	}
 	return src.subs.StealHalf(&w.subs)
+}
+
+// stoleMore is the part of take's "more" owed to a steal from victim's
+// ring in this take (nil: none): tasks moved to w's ring (into: by a
+// steal into it while it was empty; the tasks it held before do not
+// count, see injector.take), or left in victim's while a worker sleeps,
+// since this steal may be the one a wake-up for them reached
+// (TestRev31StealPassesWakeUpOn). A take that stole a task claimed
+// meanwhile goes on to its own ring or the queue and still owes it.
+func (w *Worker) stoleMore(victim *Worker, into bool) bool {
+	return victim != nil && (into && w.subs.Len() > 0 || w.sleepers.Any() && victim.subs.Len() > 0)
+}
+
+// claimedRoot reports whether x, a submitted node taken from a ring, was
+// claimed by a worker joining its Future (Future.joinOther), which runs
+// it: x is then no task for the taker. A claim made after this load is
+// found by the taker's own claim (Worker.execute), which skips the task.
+func (x *node) claimedRoot() bool { return !x.solo && x.claimed.Load() }
+
+// oldestBatch returns the regular worker whose ring's front is the
+// oldest task held in a ring, and that ring's level, or nil and -1 if
+// every ring is empty: the ring a take under the lock serves, so that a
+// take of the rings' level starts the oldest task of that level. Taking
+// w's own ring first let the head of a level wait in the ring of a busy
+// worker while w started its younger tasks one per aging round: with
+// aging 4, 40 Urgent tasks started ahead of it, where the bound is 5
+// (TestRev33AgingReachesBusyWorkersRing, review rev33). The rings hold
+// one level at a time, whose tasks' group numbers grow with their
+// position in the level (groupOf). Called with the take lock held: a
+// front read may be popped by its owner at once (the take then looks
+// again), but no node's group changes meanwhile (a submission's is set
+// before it is queued, an exec node's only by a take, under the lock).
+func (w *Worker) oldestBatch() (*Worker, int) {
+	var (
+		src    *Worker
+		oldest uint64
+	)
+	for _, v := range w.pool.workers[:w.pool.parallelism] { // spares hold no batch
+		if x := v.subs.Peek(); x != nil && (src == nil || x.group < oldest) {
+			src, oldest = v, x.group
+		}
+	}
+	if src == nil {
+		return nil, -1
+	}
+	return src, int(src.subsLevel.Load())
 }
 
 // batchWanted returns how many tasks beyond the first a take of w from

@@ -71,6 +71,14 @@ func (s *Sleepers) Any() bool { return s.n.Load() > 0 }
 // Count reports the number of registered sleepers.
 func (s *Sleepers) Count() int { return int(s.n.Load()) }
 
+// Listed reports whether worker i is registered as a sleeper now: a
+// snapshot, for tests.
+func (s *Sleepers) Listed(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listed[i]
+}
+
 // Prepare registers worker i as about to sleep, idle (it can run any work)
 // or not (it waits in a join). The caller must then re-check all sources of
 // work and call either Sleep or Cancel. The count is updated with a locked

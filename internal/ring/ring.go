@@ -88,6 +88,24 @@ func (r *Ring[T]) DropTaken() {
 	}
 }
 
+// Peek returns the oldest item without removing it, or nil if r is
+// empty; from a goroutine other than the owner, a snapshot: the item may
+// be taken at once. It returns an item only if the head did not move
+// while it read the slot, so the item is the one at the head then (the
+// owner overwrites a slot only once the head has passed it).
+func (r *Ring[T]) Peek() *T {
+	for {
+		h := r.head.Load()
+		if h == r.tail.Load() {
+			return nil
+		}
+		x := r.slots[h%Cap].Load()
+		if r.head.Load() == h {
+			return x
+		}
+	}
+}
+
 // Pop removes and returns the oldest item, or nil if r is empty. Owner
 // only.
 func (r *Ring[T]) Pop() *T {

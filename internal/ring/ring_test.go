@@ -141,7 +141,7 @@ func TestRingConcurrentExactlyOnce(t *testing.T) {
 }
 
 // FuzzRingOps: a sequence of Push, Fill, Pop and StealHalf on one
-// goroutine matches a slice model.
+// goroutine matches a slice model, and Peek returns its oldest item.
 func FuzzRingOps(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 2, 3, 0, 2})
 	f.Add([]byte{3, 3, 3, 3, 3, 1, 1, 2, 2, 0})
@@ -202,6 +202,11 @@ func FuzzRingOps(f *testing.F) {
 				model = model[k:]
 			}
 			require.Equal(t, len(model), r.Len())
+			if len(model) == 0 {
+				require.Nil(t, r.Peek())
+			} else {
+				require.Equal(t, model[0], *r.Peek(), "Peek: the oldest, left in place")
+			}
 		}
 	})
 }
