@@ -2,10 +2,12 @@ package forkjoin_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -106,4 +108,102 @@ func TestWithMaxBlockedDefault(t *testing.T) {
 		require.Equal(t, c.want, p.MaxWorkers())
 		closePool(t, p)
 	}
+}
+
+// TestEntryPointsShareTheSubmissionOrder: Execute's doc says that tasks
+// submitted from outside by Execute, Submit, Invoke and their variants are
+// taken in the order their submissions were accepted, within a priority,
+// in both modes, and Submit's that it is queued in the same order as
+// Execute. With the only worker held, Execute, ExecuteContext, Submit,
+// task-typed SubmitTaskPriority at Normal and Invoke (from a goroutine
+// of its own, each accepted before the next is made) are interleaved: the
+// tasks start in that order.
+func TestEntryPointsShareTheSubmissionOrder(t *testing.T) {
+	const n = 100
+	for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
+		t.Run(mode.String(), func(t *testing.T) {
+			p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMode(mode))
+			defer closePool(t, p)
+			release := holdWorkers(t, p)
+			var order []int // one worker: the tasks run one after another
+			var done sync.WaitGroup
+			done.Add(n)
+			for i := range n {
+				run := func(*forkjoin.Worker) int { order = append(order, i); done.Done(); return i }
+				switch i % 5 {
+				case 0:
+					require.NoError(t, p.Execute(func(w *forkjoin.Worker) { run(w) }))
+				case 1:
+					require.NoError(t, p.ExecuteContext(context.Background(), func(w *forkjoin.Worker) { run(w) }))
+				case 2:
+					forkjoin.Submit(p, run)
+				case 3:
+					forkjoin.SubmitTaskPriority[int](p, forkjoin.Normal, funcTask(run))
+				case 4:
+					go forkjoin.Invoke(p, run)
+				}
+				waitUntil(t, "the submission accepted", func() bool {
+					s := p.Stats()
+					return s.QueuedUrgent+s.QueuedNormal+s.QueuedBackground == i+1
+				})
+			}
+			release()
+			within(t, "queued tasks", done.Wait)
+			want := make([]int, n)
+			for i := range want {
+				want[i] = i
+			}
+			require.Equal(t, want, order)
+		})
+	}
+}
+
+// funcTask is a typed task made of a function.
+type funcTask func(*forkjoin.Worker) int
+
+func (f funcTask) Compute(w *forkjoin.Worker) int { return f(w) }
+
+// TestInvokePriority: InvokePriority's doc says that, called from outside
+// p, it submits fn at priority prio, and that called from one of p's own
+// tasks it runs fn inline, whatever prio. With the only worker held, an
+// Urgent InvokePriority overtakes a queued Normal Execute and a
+// Background one waits behind it; inside a task, InvokePriority at
+// Background runs on the calling worker, within the call.
+func TestInvokePriority(t *testing.T) {
+	p := forkjoin.New(forkjoin.WithParallelism(1))
+	defer closePool(t, p)
+	release := holdWorkers(t, p)
+	var mu sync.Mutex
+	var order []string
+	rec := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) { rec("normal") }))
+	var invokes sync.WaitGroup
+	for k, c := range []struct {
+		prio forkjoin.Priority
+		name string
+	}{{forkjoin.Background, "background"}, {forkjoin.Urgent, "urgent"}} {
+		invokes.Add(1)
+		go func() {
+			defer invokes.Done()
+			forkjoin.InvokePriority(p, c.prio, func(*forkjoin.Worker) int { rec(c.name); return 0 })
+		}()
+		waitUntil(t, c.name+" accepted", func() bool {
+			s := p.Stats()
+			return s.QueuedUrgent+s.QueuedNormal+s.QueuedBackground == 1+k+1
+		})
+	}
+	release()
+	within(t, "the invokes", invokes.Wait)
+	mu.Lock()
+	require.Equal(t, []string{"urgent", "normal", "background"}, order)
+	mu.Unlock()
+
+	before := p.Stats().Submitted
+	inline := forkjoin.Invoke(p, func(w *forkjoin.Worker) bool {
+		ran := false
+		forkjoin.InvokePriority(p, forkjoin.Background, func(w2 *forkjoin.Worker) int { ran = w2 == w; return 0 })
+		return ran
+	})
+	require.True(t, inline, "InvokePriority from a task of p runs fn on its worker")
+	require.Equal(t, before+1, p.Stats().Submitted, "the outer Invoke is the only submission: the inner one ran inline")
 }

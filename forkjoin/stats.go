@@ -10,7 +10,8 @@ import (
 // fields of its own (no shared counter is touched on the fork/join path) and
 // publishes them whenever it goes idle, parks or exits; Stats sums
 // the published values. While work is running the snapshot may lag the
-// workers by a little; once the pool is idle or closed it is exact. A
+// workers by a little; once the pool is idle or closed it is exact
+// (TestStatsAfterKnownWorkload). A
 // worker publishes before it counts itself idle, and Stats reads the idle
 // count before the counters, so a snapshot whose Idle equals Workers
 // counts all the work its workers did before they went idle
@@ -40,7 +41,8 @@ type Stats struct {
 	// panicked or called runtime.Goexit (TestStatsCompletedCountsGoexit).
 	// The worker counts a task just after delivering its outcome, so
 	// Completed may trail, for a moment, a Get or Invoke that has just
-	// returned; once the pool is closed, Completed equals Submitted. A
+	// returned; once the pool is closed, Completed equals Submitted
+	// (TestCloseRunsEveryAcceptedSubmission). A
 	// snapshot never counts more tasks completed than submitted
 	// (TestRev24StatsCompletedNotAboveSubmitted).
 	Completed uint64
