@@ -33,7 +33,7 @@ type Stats struct {
 	Helped    uint64 // tasks run by a worker while it waited in a join
 	Parks     uint64 // times a worker went to sleep
 	Blocks    uint64 // calls of Block
-	Panics    uint64 // panics handed to the panic handler: of Execute tasks, and those AllOf and AnyOf drop
+	Panics    uint64 // panics handed to the panic handler: of Execute tasks, of worker hooks, and those AllOf and AnyOf drop (TestPanicInExecute, TestWorkerHooksPanic, TestAnyOfReportsToThePoolThatPanicked)
 	Queued    int    // tasks waiting in the submission queue and, stealable, in deques now (a worker's private forks are not counted: see WorkerStats.Queued)
 	Idle      int    // workers looking for work or asleep now (on a closed pool, those searching count as running: see Pool.quiesced)
 
