@@ -194,7 +194,8 @@ func (c *config) takeBatchOr() int {
 // threshold: while such a task is still running, h is called once for it,
 // on a watchdog goroutine of the pool, with the pool, the index of the
 // worker running it and how long it has run so far (at least threshold;
-// the watchdog looks every threshold/4; TestSlowTaskHandlerReportsStuckTask).
+// the watchdog looks every threshold/4, at most once a millisecond;
+// TestSlowTaskHandlerReportsStuckTask).
 // Tasks forked inside a computation count as part of the submitted task
 // they belong to (TestSlowTaskReportedOnceAcrossNestedTask). The watchdog waits
 // for h before it looks again; a panic or runtime.Goexit in h ends that
