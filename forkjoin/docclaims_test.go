@@ -207,3 +207,21 @@ func TestInvokePriority(t *testing.T) {
 	require.True(t, inline, "InvokePriority from a task of p runs fn on its worker")
 	require.Equal(t, before+1, p.Stats().Submitted, "the outer Invoke is the only submission: the inner one ran inline")
 }
+
+// TestWithMaxQueuedNonPositiveIsUnbounded: WithMaxQueued's doc says that
+// n <= 0 means unbounded, the default: with the only worker held, 200
+// Executes are all accepted.
+func TestWithMaxQueuedNonPositiveIsUnbounded(t *testing.T) {
+	for _, opts := range [][]forkjoin.Option{nil, {forkjoin.WithMaxQueued(0)}, {forkjoin.WithMaxQueued(-1)}} {
+		p := forkjoin.New(append(opts, forkjoin.WithParallelism(1))...)
+		release := holdWorkers(t, p)
+		var done sync.WaitGroup
+		for range 200 {
+			done.Add(1)
+			require.NoError(t, p.Execute(func(*forkjoin.Worker) { done.Done() }))
+		}
+		release()
+		within(t, "the tasks", done.Wait)
+		closePool(t, p)
+	}
+}

@@ -105,7 +105,7 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // once if it is at the front of its level, else when the takes reach it,
 // so the queue may hold such started tasks beyond n while unstarted ones
 // are ahead of them (TestJoinedSubmissionsLeaveTheQueue). n <= 0 means
-// unbounded, the default.
+// unbounded, the default (TestWithMaxQueuedNonPositiveIsUnbounded).
 //
 // The bound applies to submissions from outside the pool. Forks inside
 // tasks are never bounded, and neither are submissions made on the
