@@ -220,9 +220,9 @@ func submitTask[T any, C computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 }
 
 // submission is a submitted task's cell, its task and its Future, in one
-// allocation (208 bytes for an int result and a one-word task, a size
-// class of its own; 192 since it stopped embedding a taskCell, whose free
-// list links a submission never uses: TestSubmissionSize). The cell is
+// allocation (at most 192 bytes for an int result and a one-word task, a
+// size class of its own, since it stopped embedding a taskCell, whose free
+// list links a submission never uses; 208 before: TestSubmissionSize). The cell is
 // never recycled: the Future may be read by any goroutine at any time, and
 // releasing it would take an API to release a Future, which magpie does
 // not have. Only the worker that claims the node runs it (execute), or the
