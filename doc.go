@@ -28,8 +28,13 @@
 // A runtime.Goexit in a function run there unwinds the caller, as on a
 // one-worker pool, where on a worker it would arrive as a
 // *forkjoin.PanicError holding forkjoin.ErrGoexit
-// (TestRev29GoexitOnCallerUnwindsCaller). Only forkjoin's Invoke, Run,
-// Submit and Execute refuse a closed pool, with forkjoin.ErrClosed.
+// (TestRev29GoexitOnCallerUnwindsCaller). Only the runtime's entry points
+// refuse a closed pool, with forkjoin.ErrClosed: forkjoin's Invoke, Run,
+// Submit and Execute and their variants, Broadcast, ScopeOn and Then,
+// package task's, and pipeline.Run (TestAfterClose,
+// TestBroadcastClosedPool, TestScopeOnClosedPool,
+// TestThenAcrossPoolsOneClosed, TestSubmitPanicAndClosedPool,
+// TestExecuteClosedPool, TestClosedPoolFailsTheRun).
 // Results equal those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
 // package slices (TestMap, TestFilterCount, TestReduceKeepsOrder,
