@@ -28,8 +28,13 @@
 // A runtime.Goexit in a function run there unwinds the caller, as on a
 // one-worker pool, where on a worker it would arrive as a
 // *forkjoin.PanicError holding forkjoin.ErrGoexit
-// (TestRev29GoexitOnCallerUnwindsCaller). Only forkjoin's Invoke, Run,
-// Submit and Execute refuse a closed pool, with forkjoin.ErrClosed.
+// (TestRev29GoexitOnCallerUnwindsCaller). Only the runtime's entry points
+// refuse a closed pool, with forkjoin.ErrClosed: forkjoin's Invoke, Run,
+// Submit and Execute and their variants, Broadcast, ScopeOn and Then,
+// package task's, and pipeline.Run (TestAfterClose,
+// TestBroadcastClosedPool, TestScopeOnClosedPool,
+// TestThenAcrossPoolsOneClosed, TestSubmitPanicAndClosedPool,
+// TestExecuteClosedPool, TestClosedPoolFailsTheRun).
 // Results equal those of the sequential code: Map and Filter keep the order, Reduce with
 // an associative combine equals the left fold, the sorts order like
 // package slices (TestMap, TestFilterCount, TestReduceKeepsOrder,
@@ -46,13 +51,16 @@
 // loop goes parallel at all is decided by time, not by its length: called
 // from outside the pool, a loop starts on the caller's goroutine and is
 // handed to the pool only once it has run longer than the hand-over costs
-// (about 50 µs), even while the caller is inside an iteration, so 100
-// iterations of a millisecond run on every worker and 100 of a nanosecond
-// stay on the caller. Inside a task the rule is the same: a loop of at
-// most SequentialThreshold iterations starts on the worker and idle
-// workers join it once it has run about 50 µs (unless the worker has tasks
-// queued for them, when it runs on the worker); Grain(1) or Do splits it
-// from the start.
+// (about 50 µs), even while the caller is inside an iteration
+// (TestShortLoopGoesParallel), so 100 iterations of a millisecond run on
+// every worker and 100 of a nanosecond stay on the caller (timing, so
+// measured, not tested: BenchmarkShortLoopSlow, BenchmarkShortLoopCheap).
+// Inside a task the rule is the same: a loop of at most
+// SequentialThreshold iterations starts on the worker and idle workers
+// join it once it has run about 50 µs (unless the worker has tasks queued
+// for them, when it runs on the worker: TestShortLoopInsideTaskGoesParallel,
+// TestShortLoopInsideTaskSlackInline); Grain(1) or Do splits it from the
+// start.
 //
 // # Related packages
 //

@@ -35,7 +35,8 @@
 // For work whose task count is not known in advance (traversals, work
 // lists), RunScope opens a Scope, and any task of it starts more with
 // Scope.Spawn (a closure) or task.Spawn (a typed action, stored unboxed);
-// RunScope returns once all of them have finished. Spawned tasks run in
+// RunScope returns once all of them have finished (TestScopeTreeCount,
+// TestSpawnTaskRunsEveryTask). Spawned tasks run in
 // nodes their spawning worker recycles, so a spawn allocates nothing in
 // the steady state beyond what its closure captures
 // (TestSpawnAllocatesNothing).
@@ -156,7 +157,8 @@
 // still end there: the runtime's state is then corrupt.)
 //
 // A task that calls runtime.Goexit (t.FailNow in a test) is reported the
-// same way, with a Value saying so, and its worker carries on.
+// same way, with a Value saying so, and its worker carries on
+// (TestGoexitInTask).
 //
 // Packages task (RecursiveTask and RecursiveAction, cutoffs) and magpie
 // (parallel For, Map, Reduce, Sort) are built on this one. Package task is

@@ -62,10 +62,12 @@ type config struct {
 }
 
 // WithParallelism sets the number of workers. n <= 0 means
-// runtime.GOMAXPROCS(0); n is capped at MaxParallelism.
+// runtime.GOMAXPROCS(0); n is capped at MaxParallelism (TestOptions,
+// TestBadInputMessages).
 func WithParallelism(n int) Option { return func(c *config) { c.parallelism = n } }
 
-// WithMode sets LIFO (the default) or FIFO scheduling of own tasks.
+// WithMode sets LIFO (the default) or FIFO scheduling of own tasks
+// (TestOptions, TestUnjoinedForksFollowMode).
 func WithMode(m Mode) Option {
 	return func(c *config) {
 		if m != LIFO && m != FIFO {
@@ -76,9 +78,11 @@ func WithMode(m Mode) Option {
 }
 
 // WithPanicHandler sets the function called with the panic of a task started
-// by Execute, which has no one to re-panic in. The default prints the panic
-// and its stack to standard error. It is also called with a panic of a
-// worker hook and with one that AllOf or AnyOf drops. The handler runs on
+// by Execute, which has no one to re-panic in (TestPanicInExecute). The
+// default prints the panic and its stack to standard error
+// (TestDefaultPanicHandlerPrintsToStderr). It is also called with a panic
+// of a worker hook and with one that AllOf or AnyOf drops
+// (TestWorkerHooksPanic, TestCombinatorsReportEachDroppedPanicOnce). The handler runs on
 // a goroutine of its own while the reporting worker (or goroutine) waits
 // for it; the worker and the pool carry on however it ends, returning,
 // panicking or calling runtime.Goexit (TestPanicHandlerGoexitLosesNothing).
@@ -95,12 +99,13 @@ func WithPanicHandler(h func(*PanicError)) Option {
 // started yet, all priorities together) to n, for servers that must not
 // let a backlog grow without bound. When it is full, Execute fails at once
 // with ErrQueueFull, ExecuteContext waits for room until its context is
-// done, and Submit and Invoke wait for room. A submission run ahead of its
+// done, and Submit and Invoke wait for room (TestMaxQueuedFailsFastWhenFull,
+// TestSubmitWaitsForRoomAndClosedWakesWaiters, TestMaxQueuedRoomStress). A submission run ahead of its
 // turn by a task joining its Future has started: it leaves the queue at
 // once if it is at the front of its level, else when the takes reach it,
 // so the queue may hold such started tasks beyond n while unstarted ones
 // are ahead of them (TestJoinedSubmissionsLeaveTheQueue). n <= 0 means
-// unbounded, the default.
+// unbounded, the default (TestWithMaxQueuedNonPositiveIsUnbounded).
 //
 // The bound applies to submissions from outside the pool. Forks inside
 // tasks are never bounded, and neither are submissions made on the
@@ -120,7 +125,9 @@ func WithMaxQueued(n int) Option { return func(c *config) { c.maxQueued = n } }
 
 // WithMaxBlocked bounds the number of compensating workers that Block
 // may run at once (see Block). n < 0 means none; the default is the pool's
-// parallelism. Compensating workers exist only while tasks block.
+// parallelism (TestWithMaxBlockedDefault, TestWorkerIndexBelowMaxWorkers,
+// TestBlockBeyondMaxRunsUncompensated). Compensating workers exist only
+// while tasks block.
 func WithMaxBlocked(n int) Option {
 	return func(c *config) {
 		if n < 0 {
@@ -132,7 +139,8 @@ func WithMaxBlocked(n int) Option {
 
 // WithName names the pool in profiles: worker goroutines carry the pprof
 // labels magpie.pool=name and magpie.worker=index. The default name is
-// "pool-N", N counting the pools of the process.
+// "pool-N", N counting the pools of the process
+// (TestWithNameLabelsWorkerGoroutines).
 func WithName(name string) Option { return func(c *config) { c.name = name } }
 
 // WithPriorityAging sets how many consecutive takes from more urgent levels
@@ -143,14 +151,17 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // and not started is still queued here (TestRev33AgingReachesBusyWorkersRing,
 // TestRev33ClaimedRingTaskCostsNoAgingRound). k <= 0 disables aging: strict
 // priority, under which lower levels wait as long as more urgent tasks are
-// queued. The default is DefaultPriorityAging.
+// queued (TestPriorityAgingOrder, TestPriorityAgingBoundsStarvation,
+// TestRev24AgingBoundEveryLevel, TestPrioritiesOrderQueuedTasks). The
+// default is DefaultPriorityAging.
 func WithPriorityAging(k int) Option { return func(c *config) { c.aging = k; c.agingSet = true } }
 
 // DefaultTakeBatch is the take batch of a pool without WithTakeBatch.
 const DefaultTakeBatch = 32
 
 // WithTakeBatch sets the most submitted tasks a worker takes from the
-// submission queue at once, n from 1 to 32 (clamped). While fewer than
+// submission queue at once, n from 1 to 32 (clamped:
+// TestWithTakeBatchClamps). While fewer than
 // twice as many tasks as the pool has workers wait at a priority level, or
 // while several levels hold tasks, a worker takes one at a time; past
 // that, a take moves up to n tasks of the level at once: the worker runs
@@ -186,13 +197,15 @@ func (c *config) takeBatchOr() int {
 // threshold: while such a task is still running, h is called once for it,
 // on a watchdog goroutine of the pool, with the pool, the index of the
 // worker running it and how long it has run so far (at least threshold;
-// the watchdog looks every threshold/4). Tasks forked inside a computation
-// count as part of the submitted task they belong to. The watchdog waits
+// the watchdog looks every threshold/4, at most once a millisecond;
+// TestSlowTaskHandlerReportsStuckTask).
+// Tasks forked inside a computation count as part of the submitted task
+// they belong to (TestSlowTaskReportedOnceAcrossNestedTask). The watchdog waits
 // for h before it looks again; a panic or runtime.Goexit in h ends that
 // call only (TestSlowTaskHandlerGoexitKeepsWatching), and Close and
 // Shutdown called from h return at once, as from a task of the pool
 // (TestSlowTaskHandlerCanClose). A threshold <= 0 or a nil h disables
-// the reports, the default: then no clock is read.
+// the reports (TestSlowTaskHandlerOff), the default: then no clock is read.
 func WithSlowTaskHandler(threshold time.Duration, h func(p *Pool, worker int, running time.Duration)) Option {
 	return func(c *config) {
 		c.slowThreshold, c.slowHandler = threshold, h

@@ -71,7 +71,7 @@ type Pool struct {
 }
 
 // New starts a pool. With no options it has runtime.GOMAXPROCS(0) workers
-// in LIFO mode. Close it when done to stop its goroutines.
+// in LIFO mode (TestOptions). Close it when done to stop its goroutines.
 func New(opts ...Option) *Pool {
 	var c config
 	for _, o := range opts {
@@ -144,7 +144,7 @@ func (p *Pool) Parallelism() int { return orDefault(p, "Pool.Parallelism").paral
 // MaxWorkers returns the number of distinct worker indices the pool can
 // have: Parallelism() plus the compensating workers Block may start
 // (WithMaxBlocked). Every Worker.Index() of the pool is below it, so it
-// sizes a per-worker array safely.
+// sizes a per-worker array safely (TestWorkerIndexBelowMaxWorkers).
 func (p *Pool) MaxWorkers() int { return len(orDefault(p, "Pool.MaxWorkers").workers) }
 
 // Mode returns the pool's scheduling mode.
@@ -167,9 +167,10 @@ func (p *Pool) isRunner() {}
 // Close shuts the pool down gracefully: it stops accepting submissions
 // (Execute and Submit fail with ErrClosed, Invoke panics with it), lets
 // every task already accepted run to completion, including all the tasks
-// they fork, and waits until every worker goroutine has exited. It is
-// idempotent and safe to call concurrently; every call returns after the
-// workers are gone.
+// they fork, and waits until every worker goroutine has exited
+// (TestAfterClose, TestCloseRunsEverythingOnce, TestCloseWaitsForRunningTasks).
+// It is idempotent and safe to call concurrently; every call returns after
+// the workers are gone (TestCloseIdempotentAndConcurrent).
 //
 // Called from inside one of the pool's own tasks, or from its panic
 // handler (WithPanicHandler), for which a worker may be waiting, Close
@@ -179,7 +180,8 @@ func (p *Pool) isRunner() {}
 // reporting, from one of this pool's workers, a panic AllOf or AnyOf
 // dropped (TestOtherPoolsHandlerCanCloseReporterPool), and Close from
 // Blocking's function run off one of its workers
-// (TestBlockingForeignCanClose). Close on the Default pool does nothing.
+// (TestBlockingForeignCanClose). Close on the Default pool does nothing
+// (TestPoolClosed, TestNilPoolMethodsMeanDefault).
 //
 // Known limit: Close from a task of another pool that one of this pool's
 // workers waits for (a task of p calls Invoke on q, and q's task calls
@@ -210,7 +212,7 @@ func (p *Pool) waitWatchdog() {
 // waits for the accepted work to finish and the workers to exit, but gives
 // up when ctx is done. It then returns an error wrapping ctx.Err() that says
 // how many accepted tasks had not finished; they keep running, and the
-// workers still exit once they have. ctx also bounds the wait for a
+// workers still exit once they have (TestShutdownDeadline). ctx also bounds the wait for a
 // slow-task handler still running once the work has finished
 // (WithSlowTaskHandler; TestShutdownDeadlineBoundsWatchdogWait). ctx bounds the wait and cancels no
 // task, as with http.Server.Shutdown: to stop tasks, cancel the contexts
@@ -222,7 +224,7 @@ func (p *Pool) waitWatchdog() {
 // ErrInsidePool that counts the unfinished tasks: nil always means that
 // the work has finished and the workers have exited
 // (TestShutdownFromInsideSaysItDidNotWait). Shutdown on the Default pool
-// does nothing and returns nil.
+// does nothing and returns nil (TestNilPoolMethodsMeanDefault).
 func (p *Pool) Shutdown(ctx context.Context) error {
 	if p = orDefault(p, "Pool.Shutdown"); p.isShared {
 		return nil

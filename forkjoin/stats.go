@@ -10,7 +10,8 @@ import (
 // fields of its own (no shared counter is touched on the fork/join path) and
 // publishes them whenever it goes idle, parks or exits; Stats sums
 // the published values. While work is running the snapshot may lag the
-// workers by a little; once the pool is idle or closed it is exact. A
+// workers by a little; once the pool is idle or closed it is exact
+// (TestStatsAfterKnownWorkload). A
 // worker publishes before it counts itself idle, and Stats reads the idle
 // count before the counters, so a snapshot whose Idle equals Workers
 // counts all the work its workers did before they went idle
@@ -32,7 +33,7 @@ type Stats struct {
 	Helped    uint64 // tasks run by a worker while it waited in a join
 	Parks     uint64 // times a worker went to sleep
 	Blocks    uint64 // calls of Block
-	Panics    uint64 // panics handed to the panic handler: of Execute tasks, and those AllOf and AnyOf drop
+	Panics    uint64 // panics handed to the panic handler: of Execute tasks, of worker hooks, and those AllOf and AnyOf drop (TestPanicInExecute, TestWorkerHooksPanic, TestAnyOfReportsToThePoolThatPanicked)
 	Queued    int    // tasks waiting in the submission queue and, stealable, in deques now (a worker's private forks are not counted: see WorkerStats.Queued)
 	Idle      int    // workers looking for work or asleep now (on a closed pool, those searching count as running: see Pool.quiesced)
 
@@ -40,7 +41,8 @@ type Stats struct {
 	// panicked or called runtime.Goexit (TestStatsCompletedCountsGoexit).
 	// The worker counts a task just after delivering its outcome, so
 	// Completed may trail, for a moment, a Get or Invoke that has just
-	// returned; once the pool is closed, Completed equals Submitted. A
+	// returned; once the pool is closed, Completed equals Submitted
+	// (TestCloseRunsEveryAcceptedSubmission). A
 	// snapshot never counts more tasks completed than submitted
 	// (TestRev24StatsCompletedNotAboveSubmitted).
 	Completed uint64

@@ -10,8 +10,9 @@ type Runner interface{ isRunner() }
 
 // Run runs fn on r and returns its result: inline on a *Worker, through
 // Invoke on a *Pool, and on Default() if r is nil (a nil *Pool too). It is
-// the bridge that lets one function serve callers inside and outside a pool.
-// A panic in fn is re-raised as a *PanicError either way. A nil *Worker in
+// the bridge that lets one function serve callers inside and outside a pool
+// (TestRun). A panic in fn is re-raised as a *PanicError either way
+// (TestPanicContractInlineAndSubmitted). A nil *Worker in
 // r panics with "forkjoin: Run called with a nil *Worker", the wording
 // every function taking a *Worker uses (TestNilWorkerOneMessage;
 // TestNilPoolMeansDefault for the nil pool).
@@ -39,14 +40,17 @@ func Run[T any](r Runner, fn func(*Worker) T) T {
 
 // Execute schedules fn to run on the pool and returns without waiting. It
 // returns ErrClosed once Close has been called, and ErrQueueFull when the
-// pool's submission queue is bounded (WithMaxQueued) and full. Nobody joins
-// fn, so a panic in it goes to the pool's panic handler (WithPanicHandler).
+// pool's submission queue is bounded (WithMaxQueued) and full
+// (TestAfterClose, TestMaxQueuedFailsFastWhenFull). Nobody joins fn, so a
+// panic in it goes to the pool's panic handler (WithPanicHandler;
+// TestPanicInExecute).
 //
 // Tasks submitted from outside (Execute, Submit, Invoke and their
 // variants) are taken from the submission queue in the order their
 // submissions were accepted, within each priority level, in both LIFO and
 // FIFO mode: one at a time, or, under a backlog, in batches that idle
-// workers share (WithTakeBatch, which states the order bound);
+// workers share (WithTakeBatch, which states the order bound;
+// TestSubmissionsStartInOrder, TestEntryPointsShareTheSubmissionOrder);
 // Execute submits at Normal priority (see ExecutePriority).
 // While more than 4,096 tasks of one priority wait, a submission yields
 // the processor (runtime.Gosched) once in 64, so that with few Ps the
@@ -58,7 +62,7 @@ func (p *Pool) Execute(fn func(*Worker)) error {
 
 // ExecutePriority is Execute at priority prio: a queued task is taken
 // before every queued task of a lower priority (but for aging, see
-// WithPriorityAging).
+// WithPriorityAging; TestPrioritiesOrderQueuedTasks).
 func (p *Pool) ExecutePriority(prio Priority, fn func(*Worker)) error {
 	if fn == nil {
 		panic("forkjoin: Execute called with a nil function")
@@ -187,10 +191,11 @@ func (p *Pool) reportPanic(pe *PanicError) {
 
 // Submit schedules fn on the pool from any goroutine and returns its
 // Future; wait for it with Get (or Join inside a task). On a closed pool
-// the Future is already done and Get returns ErrClosed. A nil p means
+// the Future is already done and Get returns ErrClosed (TestAfterClose). A nil p means
 // Default(), here and in every function that takes a *Pool
 // (TestNilPoolMeansDefault).
-// Submit is at Normal priority, like Execute, and queued in the same order.
+// Submit is at Normal priority, like Execute, and queued in the same order
+// (TestEntryPointsShareTheSubmissionOrder).
 func Submit[T any](p *Pool, fn func(*Worker) T) *Future[T] {
 	return SubmitPriority(p, Normal, fn)
 }
@@ -215,9 +220,9 @@ func submitTask[T any, C computer[T]](p *Pool, prio Priority, c C) *Future[T] {
 }
 
 // submission is a submitted task's cell, its task and its Future, in one
-// allocation (208 bytes for an int result and a one-word task, a size
-// class of its own; 192 since it stopped embedding a taskCell, whose free
-// list links a submission never uses: TestSubmissionSize). The cell is
+// allocation (at most 192 bytes for an int result and a one-word task, a
+// size class of its own, since it stopped embedding a taskCell, whose free
+// list links a submission never uses; 208 before: TestSubmissionSize). The cell is
 // never recycled: the Future may be read by any goroutine at any time, and
 // releasing it would take an API to release a Future, which magpie does
 // not have. Only the worker that claims the node runs it (execute), or the
@@ -288,14 +293,15 @@ func (s *submission[T, C]) fail(err error) {
 
 // Invoke runs fn on the pool and waits for its result. A panic in fn (or in
 // any task it joins) is re-raised here as a *PanicError; on a closed pool
-// Invoke panics with ErrClosed. Invoke is safe from any number of
-// goroutines at once. Called from inside one of the pool's own tasks it
-// runs fn inline on that task's worker (it cannot deadlock, even with one
-// worker); inside a task, prefer passing the *Worker to Run. Called from a
+// Invoke panics with ErrClosed (TestAfterClose). Invoke is safe from any
+// number of goroutines at once (TestConcurrentInvokes). Called from inside
+// one of the pool's own tasks it runs fn inline on that task's worker (it
+// cannot deadlock, even with one worker: TestInvokeFromOwnTask); inside a
+// task, prefer passing the *Worker to Run. Called from a
 // task of another pool, it waits as rayon's install does: the calling
 // worker keeps running its own pool's tasks meanwhile (any of them, as an
 // idle worker would), so that pools that invoke each other, in chains or
-// rings, cannot deadlock. A nil p means Default(), from a task of
+// rings, cannot deadlock (TestInvokeAcrossPools). A nil p means Default(), from a task of
 // Default() too (fn then runs inline; TestNilPoolMeansDefault).
 func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 	return InvokePriority(p, Normal, fn)
@@ -303,7 +309,7 @@ func Invoke[T any](p *Pool, fn func(*Worker) T) T {
 
 // InvokePriority is Invoke that, called from outside p, submits fn at
 // priority prio. Called from one of p's own tasks it runs fn inline, as
-// Invoke does, whatever prio.
+// Invoke does, whatever prio (TestInvokePriority).
 func InvokePriority[T any](p *Pool, prio Priority, fn func(*Worker) T) T {
 	if fn == nil {
 		panic("forkjoin: Invoke called with a nil function")

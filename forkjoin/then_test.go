@@ -496,7 +496,8 @@ func TestAnyOfFirstPanics(t *testing.T) {
 }
 
 // A panic dropped by AnyOf after a chain reaches the handler of the pool
-// where the stage panicked, not the pool of a later stage.
+// where the stage panicked, not the pool of a later stage, and counts in
+// that pool's Stats.Panics.
 func TestAnyOfReportsToThePoolThatPanicked(t *testing.T) {
 	var onA, onB atomic.Int64
 	a := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPanicHandler(func(*forkjoin.PanicError) { onA.Add(1) }))
@@ -515,6 +516,8 @@ func TestAnyOfReportsToThePoolThatPanicked(t *testing.T) {
 	release()
 	waitUntil(t, "the dropped panic to reach b's handler", func() bool { return onB.Load() == 1 })
 	assert.Zero(t, onA.Load())
+	assert.EqualValues(t, 1, b.Stats().Panics, "counted before the handler runs")
+	assert.Zero(t, a.Stats().Panics)
 }
 
 func TestChainingAForkPanics(t *testing.T) {

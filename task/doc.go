@@ -57,17 +57,20 @@
 //   - Submit, SubmitPriority, SubmitAction: from outside the pool; queue a
 //     root task and get its Future at once, without waiting.
 //   - Execute, ExecutePriority: from outside the pool; queue an action and
-//     forget it (no Future; a panic goes to the pool's panic handler);
-//     allocates nothing once warm (TestExecuteSteadyStateAllocatesNothing).
+//     forget it (no Future; a panic goes to the pool's panic handler:
+//     TestExecutePanicGoesToHandler); allocates nothing once warm
+//     (TestExecuteSteadyStateAllocatesNothing).
 //   - Fork, ForkAction: from inside a task; fork one subtask, Join it later.
-//   - InvokeBoth, InvokeBothActions: two subtasks, zero allocations.
+//   - InvokeBoth, InvokeBothActions: two subtasks, zero allocations
+//     (TestTypedPathAllocatesNothing).
 //   - InvokeSlice: n subtasks of one type, results in order; allocates only
-//     the result slice.
+//     the result slice (TestInvokeAllOrderAndSizes, TestTypedPathAllocatesNothing).
 //   - InvokeAll, InvokeAllActions: n subtasks of any types, as Java's
 //     invokeAll; the caller boxes each task into the interface.
 //   - Spawn: from inside a task of a forkjoin.Scope; start an action that
 //     nobody joins, for work whose number of tasks is found as it runs
-//     (tree walks, work lists); forkjoin.RunScope waits for all of them.
+//     (tree walks, work lists); forkjoin.RunScope waits for all of them
+//     (TestSpawnRunsEveryAction).
 //
 // A panic in a task never kills a worker: it is captured with its stack and
 // re-raised, as a *forkjoin.PanicError whose Value is the original value,

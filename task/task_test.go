@@ -326,7 +326,7 @@ func TestFutureStaysValidAfterJoin(t *testing.T) {
 }
 
 // TestTypedPathAllocatesNothing checks the claim of Fork (a Future that
-// does not escape), InvokeBoth and InvokeSlice on one worker, where nothing
+// does not escape), InvokeBoth, InvokeBothActions and InvokeSlice on one worker, where nothing
 // is stolen: no allocation beyond InvokeSlice's result slice once the
 // per-worker node lists are warm. It also guards the inlining of Fork and
 // ForkAction, which cost 78 and 80 against the compiler's budget of 80 (Go
@@ -345,11 +345,13 @@ func TestTypedPathAllocatesNothing(t *testing.T) {
 		}
 		action := testing.AllocsPerRun(100, forkBump)
 		both := testing.AllocsPerRun(20, func() { fibBoth{15}.Compute(w) })
+		bothActions := testing.AllocsPerRun(20, func() { incBoth{ints, task.Fixed(4)}.Compute(w) })
 		sum := testing.AllocsPerRun(20, func() { SumTask{xs, task.Fixed(16)}.Compute(w) })
 		slice := testing.AllocsPerRun(20, func() { task.InvokeSlice(w, tasks) })
 		assert.Zero(t, fork, "Fork and Join fib(15)")
 		assert.Zero(t, action, "ForkAction and Join")
 		assert.Zero(t, both, "InvokeBoth fib(15)")
+		assert.Zero(t, bothActions, "InvokeBothActions")
 		assert.Zero(t, sum, "InvokeBoth sum")
 		assert.Equal(t, 1.0, slice, "InvokeSlice: the result slice only")
 		return 0
