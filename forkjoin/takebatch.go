@@ -30,10 +30,12 @@ package forkjoin
 //     does, and every worker that looks for work takes from the rings
 //     before it sleeps (take, through findWork): a ring's tasks are never
 //     stranded while a worker is free, however long its owner's current
-//     task blocks. A fill wakes one sleeper, and each worker that
-//     steals wakes the next while tasks are left in either ring or in the
-//     queue (take's more; TestRev31StealPassesWakeUpOn). A worker waiting in a join does not take them, as it
-//     does not take queued submissions (see waitUntil).
+//     task blocks. A fill wakes one sleeper, and each worker that steals
+//     wakes the next while tasks are left in its ring, in any other
+//     worker's or in the queue (take's more; TestRev31StealPassesWakeUpOn,
+//     TestRev34LastStealPassesWakeUpOn: a steal from another ring than
+//     the one whose wake-up it had). A worker waiting in a join does not
+//     take them, as it does not take queued submissions (see waitUntil).
 //   - Priorities and aging hold task by task: a task is started from a
 //     ring only if take chose its level over the queue's levels, with
 //     the aging counts of a take; only when the ring's level is the only
@@ -149,12 +151,31 @@ func (w *Worker) takeBatched(src *Worker) *node {
 // stoleMore is the part of take's "more" owed to a steal from victim's
 // ring in this take (nil: none): tasks moved to w's ring (into: by a
 // steal into it while it was empty; the tasks it held before do not
-// count, see injector.take), or left in victim's while a worker sleeps,
-// since this steal may be the one a wake-up for them reached
-// (TestRev31StealPassesWakeUpOn). A take that stole a task claimed
-// meanwhile goes on to its own ring or the queue and still owes it.
+// count, see injector.take), or left in any other worker's ring while a
+// worker sleeps, since this steal may be the one a wake-up for them
+// reached (TestRev31StealPassesWakeUpOn). Not only victim's: a worker
+// woken for the tasks of one ring may steal from another (the oldest
+// front, or a random one), and the chain of wake-ups of the first ring
+// then went through it; when it took the last task of its victim, the
+// first ring's tasks waited behind their owner's blocked task while a
+// worker slept (TestRev34LastStealPassesWakeUpOn, review rev34). A take
+// that stole a task claimed meanwhile goes on to its own ring or the
+// queue and still owes it. Called with the take lock held: no ring is
+// filled meanwhile, so a ring seen empty stays so (a pop seen late wakes
+// a worker for nothing).
 func (w *Worker) stoleMore(victim *Worker, into bool) bool {
-	return victim != nil && (into && w.subs.Len() > 0 || w.sleepers.Any() && victim.subs.Len() > 0)
+	return victim != nil && (into && w.subs.Len() > 0 || w.sleepers.Any() && w.pool.othersHoldBatch(w))
+}
+
+// othersHoldBatch reports whether the ring of a regular worker other than
+// w holds tasks.
+func (p *Pool) othersHoldBatch(w *Worker) bool {
+	for _, v := range p.workers[:p.parallelism] {
+		if v != w && v.subs.Len() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // claimedRoot reports whether x, a submitted node taken from a ring, was
