@@ -41,9 +41,10 @@ package forkjoin
 //     the aging counts of a take; only when the ring's level is the only
 //     one with tasks and no count is set does the owner pop it without
 //     the takers' lock (the choice and the counts are then known); in
-//     that case a take under the lock, too, serves the ring it looked
-//     at (batchSource: its own, else a random other, so that thieves
-//     spread), or the queue if it saw none. Else, under the lock, take
+//     that case a take under the lock, too, serves a ring chosen as
+//     before the lock if it saw one then (batchSource, called again:
+//     its own, else a random other, so that thieves spread), or else the
+//     queue (the oldest ring if the queue is empty). Else, under the lock, take
 //     looks at the rings again and serves the one whose front is the
 //     oldest (oldestBatch), the taker's own or not: so a
 //     take of the rings' level starts the head of the level, and the

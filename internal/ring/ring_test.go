@@ -210,3 +210,55 @@ func FuzzRingOps(f *testing.F) {
 		}
 	})
 }
+
+// TestRingPeekConcurrent: Peek from other goroutines while the owner
+// pushes, pops and clears taken slots (DropTaken, as a worker going idle
+// does while another's take looks at its ring under the take lock:
+// forkjoin's oldestBatch) returns the item at the head at some instant
+// of the call: never nil while the ring holds an item throughout, never
+// an item already popped when the call began, never one not yet pushed
+// when it ended (review rev34).
+func TestRingPeekConcurrent(t *testing.T) {
+	const n = 200_000
+	var (
+		r      ring.Ring[int]
+		popped atomic.Int64 // the last item popped (0: none)
+		pushed atomic.Int64 // the last item about to be pushed
+		stop   atomic.Bool
+	)
+	vals := make([]int, n+1)
+	for i := range vals {
+		vals[i] = i
+	}
+	pushed.Store(1)
+	require.True(t, r.Push(&vals[1]))
+	testenv.Concurrently(t, "owner and peekers", 3, func(g int) {
+		if g == 0 {
+			defer stop.Store(true)
+			for i := 2; i <= n; i++ {
+				pushed.Store(int64(i))
+				for !r.Push(&vals[i]) {
+					popped.Store(int64(*r.Pop())) // full: the ring holds Cap items, more than one
+				}
+				for k := i % 3; k > 0 && r.Len() > 1; k-- {
+					popped.Store(int64(*r.Pop()))
+				}
+				if i%7 == 0 {
+					r.DropTaken()
+				}
+			}
+			return
+		}
+		for !stop.Load() {
+			lo := popped.Load()
+			x := r.Peek()
+			hi := pushed.Load()
+			if !assert.NotNil(t, x, "Peek of a ring never empty") {
+				return
+			}
+			if !assert.True(t, int64(*x) > lo && int64(*x) <= hi, "Peek %d outside (%d, %d]", *x, lo, hi) {
+				return
+			}
+		}
+	})
+}
