@@ -6,8 +6,13 @@ package forkjoin
 // as that worker's take would.
 
 import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/magpie-go/magpie/internal/testenv"
@@ -67,4 +72,78 @@ func TestRev34LastStealPassesWakeUpOn(t *testing.T) {
 			testenv.Within(t, "4 tasks started on 4 workers", func() { <-all })
 		}()
 	}
+}
+
+// TestRev34RingsBoundedStress: three workers with a take batch of 4 and
+// aging 2 (so that takes choose the ring with the oldest front and steal
+// one task at a time into a ring that holds tasks) drain bursts at random
+// priorities from two submitters, some tasks blocking unmanaged (their
+// owner's ring waits) and some in Block (compensating workers take one at
+// a time). Each task, under the take lock, checks what the order bound K
+// = (P-1)·b rests on: every ring holds at most b-1 tasks, all rings hold
+// one level, and the ring of the worker starting a task holds no earlier
+// task of its level (review rev34; holds on 12c1c49; fails with
+// batchWanted's clamp to b removed; the levels' check is not reached by
+// removing ringsHoldOther, which oldestBatch's look under the lock makes
+// redundant: a ring of another level puts that level in the candidates).
+func TestRev34RingsBoundedStress(t *testing.T) {
+	const b, rounds = 4, 150
+	p := New(WithParallelism(3), WithTakeBatch(b), WithPriorityAging(2))
+	defer p.Close()
+	q := p.inj
+	var (
+		checked, inRings, ownLater atomic.Int64
+		done                       sync.WaitGroup
+	)
+	check := func(w *Worker) {
+		mine := w.group // the task's: run sets it to its node's (groupOf)
+		q.lockTake()
+		defer q.unlockTake()
+		level := -1
+		for _, v := range p.workers[:p.parallelism] {
+			n := v.subs.Len()
+			if !assert.LessOrEqual(t, n, b-1, "a ring's tasks") || n == 0 {
+				continue
+			}
+			l := int(v.subsLevel.Load())
+			if level >= 0 {
+				assert.Equal(t, level, l, "the rings' levels")
+			}
+			level = l
+			inRings.Add(1)
+		}
+		if !w.spare && mine%NumPriorities == uint64(w.subsLevel.Load()) {
+			if x := w.subs.Peek(); x != nil {
+				assert.Greater(t, x.group, mine, "w's ring holds an earlier task of the level it starts")
+				ownLater.Add(1)
+			}
+		}
+		checked.Add(1)
+	}
+	prios := []Priority{Urgent, Normal, Background}
+	testenv.Concurrently(t, "the submitters", 2, func(g int) {
+		rng := rand.New(rand.NewPCG(uint64(g), 34))
+		for i := range rounds {
+			prio := prios[rng.IntN(3)]
+			for j := range 24 {
+				done.Add(1)
+				kind := (i + j) % 9
+				assert.NoError(t, p.ExecutePriority(prio, func(w *Worker) {
+					defer done.Done()
+					check(w)
+					switch kind {
+					case 2:
+						time.Sleep(50 * time.Microsecond) // unmanaged: w's ring waits
+					case 5:
+						Block(w, func() { time.Sleep(50 * time.Microsecond) })
+					}
+				}))
+			}
+			if i%10 == 0 {
+				time.Sleep(200 * time.Microsecond) // let the rings drain at times
+			}
+		}
+	})
+	testenv.Within(t, "every task", done.Wait)
+	t.Logf("%d tasks checked; %d rings seen holding tasks, %d own rings of the task's level", checked.Load(), inRings.Load(), ownLater.Load())
 }
