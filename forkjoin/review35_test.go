@@ -174,7 +174,9 @@ func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
 		}))
 	}
 	release()
-	within(t, "the batch", func() { waitUntil(t, "X0 back", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == n+2 }) })
+	within(t, "the batch", func() {
+		waitUntil(t, "X0 back", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == n+2 })
+	})
 	want := []string{"X0", "X1", "U"}
 	for i := 2; i < n; i++ {
 		want = append(want, fmt.Sprint("X", i))
