@@ -20,11 +20,11 @@ import (
 // lateCtx is a context whose AfterFunc (which context.AfterFunc uses when
 // the context has one) runs its functions only when release is called:
 // the delay the runtime may put between a cancel and the goroutine
-// context.AfterFunc starts, made deterministic. Unlike lateAfterFuncCtx
-// (review22_test.go), whose embedded cancelCtx context.AfterFunc finds
-// and registers with directly (so that its own AfterFunc is never
-// called), it has a Done channel of its own and derives from no
-// cancelCtx.
+// context.AfterFunc starts, made deterministic. It has a Done channel of
+// its own and derives from no cancelCtx: review22's lateAfterFuncCtx
+// embedded one, which context.AfterFunc found (through Value) and
+// registered with directly, so that its own AfterFunc was never called
+// and it delayed nothing.
 type lateCtx struct {
 	context.Context // Background: no values, no cancelCtx
 	done            chan struct{}
@@ -130,8 +130,8 @@ func TestRev35CanceledRootInRingIsSkipped(t *testing.T) {
 // TestRev35ForeignWaiterServesItsRingByPriority: the only worker of A
 // takes a batch; its first task X0 invokes pool B and waits there
 // (waitForeign), so the worker runs its pool's tasks meanwhile, its own
-// ring's first: X1, nested, holds it until B's task has queued an
-// Urgent task U on A; U then starts before X2, and the rest of the batch
+// ring's first: X1, nested, holds it until B's task, which waits for X1
+// to start, has queued an Urgent task U on A; U then starts before X2, and the rest of the batch
 // in submission order, all on the waiting worker, before B's task (which
 // waits for the whole batch) returns. Holds on main (6461e8b).
 func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
@@ -143,7 +143,7 @@ func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
-	urgentQueued := make(chan struct{})
+	x1Runs, urgentQueued := make(chan struct{}), make(chan struct{})
 	var batch sync.WaitGroup
 	batch.Add(n - 1)
 	var aWorker atomic.Pointer[forkjoin.Worker]
@@ -160,6 +160,7 @@ func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
 			switch i {
 			case 0:
 				forkjoin.Invoke(b, func(*forkjoin.Worker) int {
+					<-x1Runs
 					require.NoError(t, a.ExecutePriority(forkjoin.Urgent, func(w *forkjoin.Worker) { onA(w); record("U") }))
 					close(urgentQueued)
 					batch.Wait()
@@ -168,6 +169,7 @@ func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
 				record("X0 back")
 				return
 			case 1:
+				close(x1Runs)
 				<-urgentQueued
 			}
 			batch.Done()
