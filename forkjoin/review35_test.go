@@ -7,9 +7,11 @@ package forkjoin_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -187,4 +189,143 @@ func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, want, order)
+}
+
+// goroutinesBack waits until the process runs no more goroutines than
+// base (the goleak check of a package whose TestMain has none: the
+// pools' workers, compensating workers and Blocking's goroutines must
+// all have exited).
+func goroutinesBack(t *testing.T, base int) {
+	t.Helper()
+	waitUntil(t, "the pools' goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
+}
+
+// TestRev35CloseAcrossPoolsWithRingsAndForeignWaits: pool A's tasks,
+// taken in batches, block while A's rings still hold tasks: X0 waits in
+// Invoke on pool B (waitForeign); X1, run by its worker inside that wait
+// or by another worker, blocks in Block (a compensating worker then
+// takes ring tasks one at a time), in Blocking with no compensating
+// worker (its worker waits for fn as for another pool, nested in X0's
+// wait, running ring tasks), or plainly; X2 blocks plainly wherever it
+// runs. Where that holds every worker of A (one worker, or two with X1
+// plain), some of the other 21 tasks wait in the rings and the queue
+// (Stats counts them); else they run meanwhile. Then a task of B calls A.Shutdown with a short
+// deadline, which gives up counting every accepted task of A not
+// finished, ring tasks included, and another task of B (or an outside
+// goroutine) calls A.Close, which must wait for them all: it returns only
+// after every task of A has run exactly once, with Completed equal to
+// Submitted and nothing queued, and every goroutine of both pools exits
+// once B is closed too. Holds on main (6461e8b).
+func TestRev35CloseAcrossPoolsWithRingsAndForeignWaits(t *testing.T) {
+	for _, par := range []int{1, 2} {
+		for _, block := range []string{"Block", "BlockingNoSpare", "plain"} {
+			for _, from := range []string{"B's task", "outside"} {
+				if par == 1 && block == "plain" {
+					continue // X0's wait would run X1 or X2, which hold A's only worker for good
+				}
+				t.Run(fmt.Sprintf("p=%d/%s/close-from-%s", par, block, from), func(t *testing.T) {
+					closeAcrossPools(t, par, block, from == "B's task")
+				})
+			}
+		}
+	}
+}
+
+func closeAcrossPools(t *testing.T, par int, block string, fromB bool) {
+	base := runtime.NumGoroutine()
+	opts := []forkjoin.Option{forkjoin.WithParallelism(par), forkjoin.WithName("A")}
+	if block == "BlockingNoSpare" {
+		opts = append(opts, forkjoin.WithMaxBlocked(-1))
+	}
+	a := forkjoin.New(opts...)
+	b := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithName("B"))
+	const n = 24
+	allBlocked := par == 1 || block == "plain"
+	var ran [n]atomic.Int32
+	gateB, gateX1, gateX2 := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	x0Waits, x1Blocks, x2Blocks := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	release := holdWorkers(t, a)
+	for i := range n {
+		require.NoError(t, a.Execute(func(w *forkjoin.Worker) {
+			defer ran[i].Add(1)
+			switch i {
+			case 0:
+				forkjoin.Invoke(b, func(*forkjoin.Worker) int { close(x0Waits); <-gateB; return 0 })
+			case 1:
+				fn := func() { close(x1Blocks); <-gateX1 }
+				switch block {
+				case "Block":
+					forkjoin.Block(w, fn)
+				case "BlockingNoSpare":
+					forkjoin.Blocking(fn)
+				default:
+					fn()
+				}
+			case 2:
+				close(x2Blocks)
+				<-gateX2
+			}
+		}))
+	}
+	release()
+	within(t, "X0 in waitForeign, X1 and X2 blocked", func() { <-x0Waits; <-x1Blocks; <-x2Blocks })
+	notRun := func() (k int) {
+		for i := 3; i < n; i++ {
+			if ran[i].Load() == 0 {
+				k++
+			}
+		}
+		return k
+	}
+	unfinished := 3
+	if allBlocked {
+		// A worker in a foreign wait may have run the younger tasks of
+		// its own ring before X2, at the front of another's: the order
+		// within a level is free within the bound K (takebatch.go).
+		k := notRun()
+		require.Positive(t, k, "the rings hold tasks")
+		s := a.Stats()
+		require.Equal(t, k, s.QueuedNormal, "the rest wait in the rings and the queue: %v", s)
+		unfinished += k
+	} else {
+		// Run meanwhile: from the rings, on X0's worker inside its
+		// foreign wait, on the free worker, on Block's compensating
+		// worker, or on X1's worker inside Blocking's wait.
+		waitUntil(t, "the rest of the batch", func() bool { return notRun() == 0 })
+	}
+	shutdownErr := make(chan error, 1)
+	require.NoError(t, b.Execute(func(*forkjoin.Worker) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		defer cancel()
+		shutdownErr <- a.Shutdown(ctx)
+	}))
+	var err error
+	within(t, "Shutdown", func() { err = <-shutdownErr })
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Contains(t, err.Error(), fmt.Sprintf("with %d submitted tasks unfinished", unfinished))
+	closed := make(chan struct{})
+	closeA := func() { a.Close(); close(closed) }
+	if fromB {
+		require.NoError(t, b.Execute(func(*forkjoin.Worker) { closeA() }))
+	} else {
+		go closeA()
+	}
+	select {
+	case <-closed:
+		t.Fatal("A.Close returned while X0, X1 and X2 still ran")
+	case <-time.After(5 * time.Millisecond):
+	}
+	close(gateX2)
+	close(gateX1)
+	close(gateB)
+	within(t, "A.Close", func() { <-closed })
+	for i := range n {
+		require.Equal(t, int32(1), ran[i].Load(), "task %d", i)
+	}
+	s := a.Stats()
+	require.Equal(t, s.Submitted, s.Completed, "%v", s)
+	require.Zero(t, s.Queued, "%v", s)
+	require.Zero(t, s.Workers, "%v", s)
+	closePool(t, b)
+	goroutinesBack(t, base)
 }
