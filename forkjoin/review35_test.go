@@ -6,7 +6,9 @@ package forkjoin_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -327,5 +329,196 @@ func closeAcrossPools(t *testing.T, par int, block string, fromB bool) {
 	require.Zero(t, s.Queued, "%v", s)
 	require.Zero(t, s.Workers, "%v", s)
 	closePool(t, b)
+	goroutinesBack(t, base)
+}
+
+// TestRev35CrossPoolRingsStress: two pools of two workers with small
+// take batches drain bursts of submissions taken in batches, whose tasks
+// invoke the other pool (which may invoke back: waitForeign on both
+// sides), join Futures of Submits to their own pool (a claim, perhaps of
+// a task in a ring) and to the other (a foreign wait), run
+// SubmitContext tasks whose contexts are canceled at random (skipped if
+// not started), and Block or call Blocking; then a task of B shuts A
+// down with a deadline while bursts still arrive, and both are closed
+// from outside. Not a Close from B's task: a worker of B may run it
+// nested in a foreign wait, above a task of B that a task of A waits
+// for, and the Close then waits for itself (Pool.Close's known limit,
+// one level removed). Nor does a task whose Future tasks join wait for
+// another task: run nested in its wait (directly, or through a chain
+// of foreign waits across the two pools), its joiner would wait for it
+// from above it on the same stack, as waitForeign's nesting allows
+// (the first versions of this test hung so, with the joined tasks
+// invoking the other pool). So every wait for a task is for one
+// started later, or for one that waits for none: no cycle. Every accepted
+// task runs exactly once, a canceled one at most once (once if its
+// Future reports no error), Stats ends with Completed equal to
+// Submitted and nothing queued, and every goroutine exits. Holds on main
+// (6461e8b).
+func TestRev35CrossPoolRingsStress(t *testing.T) {
+	base := runtime.NumGoroutine()
+	a := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithTakeBatch(4), forkjoin.WithPriorityAging(3), forkjoin.WithName("A"))
+	b := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithTakeBatch(8), forkjoin.WithName("B"))
+	var (
+		mu       sync.Mutex
+		ran      = map[int64]int{}
+		accepted = map[int64]bool{}
+		mayRun   = map[int64]bool{} // canceled SubmitContext tasks: run at most once
+		nextID   atomic.Int64
+		pending  sync.WaitGroup
+	)
+	body := func() (int64, func()) {
+		id := nextID.Add(1)
+		return id, func() { mu.Lock(); ran[id]++; mu.Unlock() }
+	}
+	decide := func(id int64, ok, maybe bool) {
+		mu.Lock()
+		accepted[id] = ok
+		mayRun[id] = maybe
+		mu.Unlock()
+	}
+	other := func(p *forkjoin.Pool) *forkjoin.Pool {
+		if p == a {
+			return b
+		}
+		return a
+	}
+	prios := []forkjoin.Priority{forkjoin.Urgent, forkjoin.Normal, forkjoin.Background}
+	// leaf is a task that counts its run and may block; it may invoke
+	// q (nil: not) with another leaf.
+	var leaf func(q *forkjoin.Pool, r uint64, run func()) func(*forkjoin.Worker)
+	leaf = func(q *forkjoin.Pool, r uint64, run func()) func(*forkjoin.Worker) {
+		return func(w *forkjoin.Worker) {
+			defer run()
+			switch r % 6 {
+			case 0:
+				forkjoin.Block(w, func() { time.Sleep(50 * time.Microsecond) })
+			case 1:
+				forkjoin.Blocking(func() { time.Sleep(50 * time.Microsecond) })
+			case 2, 3:
+				if q != nil {
+					id, run := body()
+					ok := recoverPanic(func() {
+						forkjoin.InvokePriority(q, prios[r%3], func(w *forkjoin.Worker) int { leaf(nil, r/7, run)(w); return 0 })
+					}) == nil
+					decide(id, ok, false)
+				}
+			}
+		}
+	}
+	// burst submits, from outside, a burst of tasks to p at one level,
+	// some of which join Futures submitted just before.
+	burst := func(p *forkjoin.Pool, rng *rand.Rand) {
+		prio := prios[rng.IntN(3)]
+		own := make([]*forkjoin.Future[int], 3)
+		foreign := make([]*forkjoin.Future[int], 2)
+		submit := func(q *forkjoin.Pool, fs []*forkjoin.Future[int]) {
+			for j := range fs {
+				id, run := body()
+				r := rng.Uint64()
+				// Joined by tasks: it waits for no task (no Invoke, no
+				// Blocking; Block does not nest tasks), or a joiner run
+				// nested in its wait could wait for it from above it
+				// on the same stack (see the test's comment).
+				fn := leaf(nil, r-r%6+[]uint64{0, 4, 5}[r%3], run)
+				fs[j] = forkjoin.SubmitPriority(q, prio, func(w *forkjoin.Worker) int { fn(w); return j })
+				pending.Add(1)
+				go func() {
+					defer pending.Done()
+					_, err := fs[j].Get(context.Background())
+					decide(id, err == nil, false)
+				}()
+			}
+		}
+		submit(p, own)
+		submit(other(p), foreign)
+		ctx, cancel := context.WithCancel(context.Background())
+		for j := range 12 {
+			id, run := body()
+			r := rng.Uint64()
+			switch j % 4 {
+			case 0: // joins the Futures: claims own ones (in a ring perhaps), waits foreign for the others
+				decide(id, p.ExecutePriority(prio, func(w *forkjoin.Worker) {
+					defer run()
+					for k, f := range append(append([]*forkjoin.Future[int]{}, own...), foreign...) {
+						if v := recoverPanic(func() { f.Join(w) }); v != nil {
+							assert.ErrorIs(t, v.(error), forkjoin.ErrClosed, "future %d", k)
+						}
+					}
+				}) == nil, false)
+			case 1: // canceled at random
+				f := forkjoin.SubmitContext(ctx, p, func(w *forkjoin.Worker) int { leaf(other(p), r, run)(w); return 0 })
+				pending.Add(1)
+				go func() {
+					defer pending.Done()
+					_, err := f.Get(context.Background())
+					decide(id, err == nil, err != nil && !errors.Is(err, forkjoin.ErrClosed))
+				}()
+			default:
+				decide(id, p.ExecutePriority(prio, leaf(other(p), r, run)) == nil, false)
+			}
+		}
+		if rng.IntN(2) == 0 {
+			cancel()
+		} else {
+			defer cancel()
+		}
+	}
+	var wg sync.WaitGroup
+	phase := func(seed uint64, rounds int) {
+		for s := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(seed, uint64(s)))
+				for range rounds {
+					p := a
+					if rng.IntN(2) == 0 {
+						p = b
+					}
+					burst(p, rng)
+				}
+			}()
+		}
+	}
+	phase(1, 60)
+	within(t, "the first bursts", wg.Wait)
+	phase(2, 60)
+	shutdownA := make(chan error, 1)
+	time.Sleep(time.Millisecond)
+	require.NoError(t, b.Execute(func(*forkjoin.Worker) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		shutdownA <- a.Shutdown(ctx)
+	}))
+	within(t, "the second bursts", wg.Wait)
+	within(t, "A.Shutdown from B's task", func() {
+		if err := <-shutdownA; err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+		}
+	})
+	closePool(t, a)
+	closePool(t, b)
+	within(t, "every Future", pending.Wait)
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for id, ok := range accepted {
+		switch {
+		case ok:
+			n++
+			require.Equal(t, 1, ran[id], "accepted task %d", id)
+		case mayRun[id]:
+			require.LessOrEqual(t, ran[id], 1, "canceled task %d", id)
+		default:
+			require.Zero(t, ran[id], "rejected task %d", id)
+		}
+	}
+	for _, p := range []*forkjoin.Pool{a, b} {
+		s := p.Stats()
+		require.Equal(t, s.Submitted, s.Completed, "%v", s)
+		require.Zero(t, s.Queued, "%v", s)
+		t.Logf("%v", s)
+	}
+	t.Logf("%d tasks, %d accepted", len(accepted), n)
 	goroutinesBack(t, base)
 }
