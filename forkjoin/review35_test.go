@@ -194,9 +194,9 @@ func TestRev35ForeignWaiterServesItsRingByPriority(t *testing.T) {
 }
 
 // goroutinesBack waits until the process runs no more goroutines than
-// base (the goleak check of a package whose TestMain has none: the
-// pools' workers, compensating workers and Blocking's goroutines must
-// all have exited).
+// base, the count at the test's start: the pools' workers, compensating
+// workers and Blocking's goroutines have all exited (TestMain's goleak
+// looks only once every test has run).
 func goroutinesBack(t *testing.T, base int) {
 	t.Helper()
 	waitUntil(t, "the pools' goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
