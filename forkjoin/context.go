@@ -148,7 +148,12 @@ func (w *Worker) Context() context.Context {
 // checkCanceled unwinds the calling task if its computation was canceled:
 // forks and the start of every task call it, so that a canceled computation
 // stops forking, skips the tasks it had queued, and unwinds through its
-// joins to the caller of InvokeContext (which has returned already).
+// joins to the caller of InvokeContext (which has returned already). It
+// reads canceled alone, which the context's AfterFunc sets on a goroutine
+// of its own, maybe late; the start of a submitted root reads ctx.Err()
+// too (submission.execute), so that a root canceled while it waited in
+// the queue or a ring is skipped however late the AfterFunc runs
+// (TestRev35CanceledRootInRingIsSkipped).
 //
 // The nil test is all that computations without a context pay, and it is
 // small enough to be inlined at every fork.

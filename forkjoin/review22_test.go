@@ -15,38 +15,13 @@ import (
 
 // Review rev22: adversarial tests of a canceled computation's settle.
 
-// lateAfterFuncCtx is a context whose AfterFunc (which context.AfterFunc
-// uses when the context has one) runs its functions only when release is
-// called: the delay the runtime may put between a cancel and the goroutine
-// context.AfterFunc starts, made deterministic. ctx.Err() is non-nil from
-// the cancel on, as for any context.
-type lateAfterFuncCtx struct {
-	context.Context
-	mu      sync.Mutex
-	pending []func()
-}
-
-func (c *lateAfterFuncCtx) AfterFunc(f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pending = append(c.pending, f)
-	return func() bool { return false }
-}
-
-func (c *lateAfterFuncCtx) release() {
-	c.mu.Lock()
-	fs := c.pending
-	c.pending = nil
-	c.mu.Unlock()
-	for _, f := range fs {
-		go f()
-	}
-}
-
 // A root that forks a task, has its context canceled and returns without
 // joining it: the fork, still queued on the root's worker when the call
 // returns, starts after the cancellation and must be skipped, however late
-// the context's AfterFunc runs. On main the skip relied on
+// the context's AfterFunc runs (late: lateCtx, whose AfterFunc runs only
+// when released; the lateAfterFuncCtx this test used before embedded a
+// cancelCtx, which context.AfterFunc registers with directly, so that it
+// delayed nothing: review rev35). On main the skip relied on
 // computation.canceled alone, which the AfterFunc sets asynchronously:
 // the fork ran after InvokeContext had returned ctx.Err().
 func TestRev22ForkStartedAfterCanceledRootIsSkipped(t *testing.T) {
@@ -54,12 +29,13 @@ func TestRev22ForkStartedAfterCanceledRootIsSkipped(t *testing.T) {
 	defer closePool(t, p)
 	for _, late := range []bool{false, true} {
 		for range 50 {
-			base, cancel := context.WithCancel(context.Background())
+			base, cancelBase := context.WithCancel(context.Background())
 			var ctx context.Context = base
-			var lctx *lateAfterFuncCtx
+			cancel := cancelBase
+			var lctx *lateCtx // review35_test.go
 			if late {
-				lctx = &lateAfterFuncCtx{Context: base}
-				ctx = lctx
+				lctx = newLateCtx()
+				ctx, cancel = lctx, lctx.cancel
 			}
 			var ran atomic.Bool
 			var err error
@@ -75,6 +51,7 @@ func TestRev22ForkStartedAfterCanceledRootIsSkipped(t *testing.T) {
 			})
 			require.ErrorIs(t, err, context.Canceled)
 			require.False(t, ran.Load(), "late=%v: a fork started after the cancellation ran after the call returned", late)
+			cancelBase()
 			if lctx != nil {
 				lctx.release()
 			}

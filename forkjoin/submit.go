@@ -264,6 +264,16 @@ func (s *submission[T, C]) execute(w *Worker) {
 			}
 		}
 	}()
+	if c := s.scope; c != nil && !c.canceled.Load() && c.ctx.Err() != nil {
+		// Canceled before its start, in the queue or in a worker's ring
+		// (takebatch.go), while the AfterFunc that sets canceled may
+		// not have run yet (it runs on a goroutine of its own): the
+		// task is skipped all the same, as InvokeContext promises of a
+		// task not started once ctx is done
+		// (TestRev35CanceledRootInRingIsSkipped, review rev35; it ran,
+		// with w.Err() nil). Its forks see canceled from here on.
+		c.canceled.Store(true)
+	}
 	w.checkCanceled()
 	s.result = s.task.Compute(w)
 	if s.scope != nil {
