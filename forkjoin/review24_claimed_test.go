@@ -60,11 +60,10 @@ func TestRev24ClaimedSlotCostsNoAgingRound(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPriorityAging(k))
 	defer closePool(t, p)
 	var (
-		mu    sync.Mutex
-		order []string
-		done  sync.WaitGroup
+		log  startOrder
+		done sync.WaitGroup
 	)
-	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	record := log.record
 	held, futs := make(chan struct{}), make(chan *forkjoin.Future[int], 1)
 	done.Add(1)
 	require.NoError(t, p.Execute(func(w *forkjoin.Worker) {
@@ -86,8 +85,7 @@ func TestRev24ClaimedSlotCostsNoAgingRound(t *testing.T) {
 	}
 	futs <- c2
 	within(t, "the tasks", done.Wait)
-	mu.Lock()
-	defer mu.Unlock()
+	order := log.get()
 	from, to := -1, -1
 	for i, s := range order {
 		switch s {

@@ -33,11 +33,10 @@ func TestRev33ClaimedRingTaskCostsNoAgingRound(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithPriorityAging(k))
 	defer closePool(t, p)
 	var (
-		mu    sync.Mutex
-		order []string
-		done  sync.WaitGroup
+		log  startOrder
+		done sync.WaitGroup
 	)
-	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	record := log.record
 	futs := make(chan []*forkjoin.Future[int], 1)
 	joined, gate := make(chan struct{}), make(chan struct{})
 	release := holdWorkers(t, p)
@@ -64,8 +63,7 @@ func TestRev33ClaimedRingTaskCostsNoAgingRound(t *testing.T) {
 	}
 	close(gate)
 	within(t, "the tasks", done.Wait)
-	mu.Lock()
-	defer mu.Unlock()
+	order := log.get()
 	require.Len(t, order, claimed+1+urgent, "each claimed task ran once: %v", order)
 	passed := 0
 	for _, s := range order[claimed:] {
@@ -258,11 +256,10 @@ func TestRev33AgingReachesBusyWorkersRing(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2), forkjoin.WithPriorityAging(k))
 	defer closePool(t, p)
 	var (
-		mu    sync.Mutex
-		order []string
-		done  sync.WaitGroup
+		log  startOrder
+		done sync.WaitGroup
 	)
-	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	record := log.record
 	// Each worker held on a gate of its own, taken one after the other.
 	var holds [2]chan struct{}
 	for i := range holds {
@@ -289,8 +286,7 @@ func TestRev33AgingReachesBusyWorkersRing(t *testing.T) {
 	close(gateA)
 	within(t, "the tasks but a1", done.Wait)
 	close(gateB)
-	mu.Lock()
-	defer mu.Unlock()
+	order := log.get()
 	passed := 0
 	for _, s := range order {
 		if s == "a2" {

@@ -236,9 +236,8 @@ func TestJoinRunsQueuedSubmissionAhead(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			p := forkjoin.New(forkjoin.WithParallelism(1), forkjoin.WithMode(mode))
 			defer closePool(t, p)
-			var mu sync.Mutex
-			var order []string
-			record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+			var log startOrder
+			record := log.record
 			ready := make(chan *forkjoin.Future[int])
 			var done sync.WaitGroup
 			done.Add(6)
@@ -254,9 +253,7 @@ func TestJoinRunsQueuedSubmissionAhead(t *testing.T) {
 			ready <- f
 			within(t, "the tasks", done.Wait)
 			within(t, "Close", p.Close) // the queued entry of the Submit has been taken too
-			mu.Lock()
-			defer mu.Unlock()
-			require.Equal(t, []string{"submit", "joined 7", "execute 0", "execute 1", "execute 2", "execute 3", "execute 4"}, order)
+			require.Equal(t, []string{"submit", "joined 7", "execute 0", "execute 1", "execute 2", "execute 3", "execute 4"}, log.get())
 		})
 	}
 }

@@ -115,9 +115,8 @@ func TestBlockedBatchOwnerServedBySpare(t *testing.T) {
 func TestTakeBatchKeepsPriorities(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(1))
 	defer closePool(t, p)
-	var mu sync.Mutex
-	var order []string
-	record := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	var log startOrder
+	record := log.record
 	firstRuns, gate := make(chan struct{}), make(chan struct{})
 	var done sync.WaitGroup
 	const n = 10
@@ -138,7 +137,7 @@ func TestTakeBatchKeepsPriorities(t *testing.T) {
 	for i := 1; i < n; i++ {
 		want = append(want, fmt.Sprint("N", i))
 	}
-	assert.Equal(t, want, order)
+	assert.Equal(t, want, log.get())
 }
 
 // TestStatsCountsBatchedTasks: the tasks of a batch taken and not started

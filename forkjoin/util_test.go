@@ -2,6 +2,8 @@ package forkjoin_test
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,4 +139,25 @@ func rescuer() (wait func(ch chan struct{}), rescue chan struct{}) {
 		}
 	}
 	return wait, rescue
+}
+
+// startOrder records, from any goroutine, the order in which tasks run:
+// the order tests of priorities, aging and batches share it.
+type startOrder struct {
+	mu    sync.Mutex
+	order []string
+}
+
+// record appends s.
+func (o *startOrder) record(s string) {
+	o.mu.Lock()
+	o.order = append(o.order, s)
+	o.mu.Unlock()
+}
+
+// get returns a copy of the order recorded so far.
+func (o *startOrder) get() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.order)
 }
