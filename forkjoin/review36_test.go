@@ -4,10 +4,12 @@ package forkjoin_test
 // Broadcast.
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -77,4 +79,123 @@ func rev36GoexitRound(t *testing.T, round int) {
 		require.ErrorIs(t, pe, forkjoin.ErrGoexit)
 		require.EqualValues(t, 9, ran.Load())
 	})
+}
+
+// TestRev36BroadcastSpawnsIntoScope: spawned tasks of a scope call
+// Broadcast, whose fn, on every worker (idle, between tasks, or waiting
+// in a join or in RunScope's wait), spawns into that scope, and some
+// spawned tasks join and open nested scopes. Every task spawned runs
+// exactly once and has finished when RunScope returns, in both modes and
+// on 1, 2 and 4 workers.
+func TestRev36BroadcastSpawnsIntoScope(t *testing.T) {
+	for _, par := range []int{1, 2, 4} {
+		for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
+			p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(mode))
+			within(t, "scope with Broadcasts", func() {
+				for range 20 {
+					var spawned, ran atomic.Int64
+					var after atomic.Bool
+					leaf := func(*forkjoin.Worker) {
+						if after.Load() {
+							panic("spawned task ran after RunScope returned")
+						}
+						ran.Add(1)
+					}
+					forkjoin.ScopeOn(p, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+						for i := range 8 {
+							spawned.Add(1)
+							s.Spawn(w, func(w *forkjoin.Worker) {
+								ran.Add(1)
+								if i%2 == 0 {
+									forkjoin.Broadcast(w, func(w *forkjoin.Worker) {
+										for range 3 {
+											spawned.Add(1)
+											s.Spawn(w, leaf)
+										}
+									})
+									return
+								}
+								forkjoin.Join(w, func(w *forkjoin.Worker) int {
+									forkjoin.RunScope(w, func(s2 *forkjoin.Scope, w *forkjoin.Worker) {
+										spawned.Add(1)
+										s.Spawn(w, leaf) // into the outer scope
+										s2.Spawn(w, func(*forkjoin.Worker) {})
+									})
+									return 0
+								}, func(w *forkjoin.Worker) int {
+									spawned.Add(1)
+									s.Spawn(w, leaf)
+									return 0
+								})
+							})
+						}
+					})
+					after.Store(true)
+					require.Equal(t, spawned.Load(), ran.Load(), "p=%d %v", par, mode)
+				}
+			})
+			closePool(t, p)
+		}
+	}
+}
+
+// TestRev36CancelScopeMidFlight: the context of the computation a scope
+// runs in is canceled while its spawned tasks (some nested, some joining)
+// run. InvokeContext returns the context's error (or nil if everything had
+// finished), and only once every spawned task that started has finished:
+// none runs on after it (counted in and out), in both modes, 2 and 4
+// workers.
+func TestRev36CancelScopeMidFlight(t *testing.T) {
+	for _, par := range []int{2, 4} {
+		for _, mode := range []forkjoin.Mode{forkjoin.LIFO, forkjoin.FIFO} {
+			p := forkjoin.New(forkjoin.WithParallelism(par), forkjoin.WithMode(mode))
+			canceled := 0
+			within(t, "canceled scopes", func() {
+				for round := range 30 {
+					var in, out atomic.Int64
+					ctx, cancel := context.WithCancel(context.Background())
+					var tree func(s *forkjoin.Scope, w *forkjoin.Worker, d int)
+					tree = func(s *forkjoin.Scope, w *forkjoin.Worker, d int) {
+						in.Add(1)
+						defer out.Add(1)
+						if d == 0 {
+							busy := 0
+							for i := range 2000 {
+								busy += i
+							}
+							_ = busy
+							return
+						}
+						for range 3 {
+							s.Spawn(w, func(w *forkjoin.Worker) { tree(s, w, d-1) })
+						}
+						if d%2 == 0 {
+							forkjoin.Join(w, func(w *forkjoin.Worker) int {
+								forkjoin.RunScope(w, func(s2 *forkjoin.Scope, w *forkjoin.Worker) {
+									s2.Spawn(w, func(w *forkjoin.Worker) { tree(s2, w, 0) })
+								})
+								return 0
+							}, func(*forkjoin.Worker) int { return 0 })
+						}
+					}
+					go func() {
+						time.Sleep(time.Duration(round*20) * time.Microsecond)
+						cancel()
+					}()
+					_, err := forkjoin.InvokeContext(ctx, p, func(w *forkjoin.Worker) int {
+						forkjoin.RunScope(w, func(s *forkjoin.Scope, w *forkjoin.Worker) { tree(s, w, 6) })
+						return 0
+					})
+					require.Equal(t, in.Load(), out.Load(), "a task ran on after InvokeContext returned")
+					if err != nil {
+						require.ErrorIs(t, err, context.Canceled)
+						canceled++
+					}
+					cancel()
+				}
+			})
+			t.Logf("p=%d %v: %d of 30 canceled", par, mode, canceled)
+			closePool(t, p)
+		}
+	}
 }
