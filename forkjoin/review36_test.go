@@ -199,3 +199,49 @@ func TestRev36CancelScopeMidFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestRev36StealOfBlockCountsOnce: Stats().Steals counts deque elements
+// taken, and one element may be a block of up to 32 spawned tasks
+// (docs/design.md, "Blocks of spawned tasks"), so that a scope's tasks
+// that all ran off their spawner's deque show far fewer steals than
+// tasks. Set-up as in TestRev36GoexitInSpawnedTaskFlushesBatch: worker B
+// held, the body on A spawns 33 tasks (one alone, then a block of 32) and
+// Blocks until they have all run, on the compensating worker.
+func TestRev36StealOfBlockCountsOnce(t *testing.T) {
+	wait, rescue := rescuer()
+	p := forkjoin.New(forkjoin.WithParallelism(2))
+	defer closePool(t, p)
+	defer close(rescue)
+	holding, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+		close(holding)
+		wait(release)
+	}))
+	<-holding
+	const tasks = 33
+	var elsewhere atomic.Int64
+	within(t, "scope of 33 stolen tasks", func() {
+		forkjoin.ScopeOn(p, func(s *forkjoin.Scope, w *forkjoin.Worker) {
+			all := make(chan struct{})
+			var ran atomic.Int64
+			for range tasks {
+				s.Spawn(w, func(x *forkjoin.Worker) {
+					if x.Index() != w.Index() {
+						elsewhere.Add(1)
+					}
+					if ran.Add(1) == tasks {
+						close(all)
+					}
+				})
+			}
+			forkjoin.Block(w, func() { wait(all) })
+		})
+		close(release)
+	})
+	require.EqualValues(t, tasks, elsewhere.Load(), "every task ran off A's deque")
+	waitUntil(t, "pool idle", func() bool { st := p.Stats(); return st.Idle == st.Workers })
+	st := p.Stats()
+	require.Less(t, st.Steals, uint64(tasks)/4, "%v", st)
+	require.GreaterOrEqual(t, st.Executed, uint64(tasks), "%v", st)
+	require.GreaterOrEqual(t, st.Forks, uint64(tasks), "%v", st)
+}
