@@ -23,6 +23,8 @@ import (
 // has returned. The batch must leave the count before the unwinding runs
 // any user code (a hook, or a defer of a task below on the stack): held
 // there, RunScope's count never reached zero and both waited for ever.
+// (WithWorkerHooks advises hooks not to wait for work of their own pool;
+// the hook is the deterministic stand-in for the defers, which may.)
 //
 // Set-up, on 2 workers: worker B is held in a plain blocking task (it
 // asks for no work), so the body's spawns on worker A after the first fill
