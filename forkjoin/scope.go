@@ -282,7 +282,10 @@ func (s *Scope) count(w *Worker) bool {
 // holds s open anyway. retire_flush_internal_test forces the flushes
 // before a task of another scope and before a Broadcast's share. A task that panics or calls
 // runtime.Goexit retires at once (runSpawned), and the count is exact
-// either way.
+// either way; it flushes its worker's batch too, since a Goexit unwinds
+// on through user code (defers below it, the worker's exit and start
+// hooks) that may wait for the scope
+// (TestRev36GoexitInSpawnedTaskFlushesBatch).
 const retireBatchMax = 64
 
 // retireBatch is what w.retired holds: a scope and the count its finished

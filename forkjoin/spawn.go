@@ -347,7 +347,17 @@ func runSpawned[A spawnAction](s *Scope, w *Worker, a A) {
 		// The node's own latch stays unset: nobody waits for one spawned task.
 		if !finished {
 			s.recordPanic(CapturePanic(recover()))
-			s.finish(w.leaveScope(outer)) // at once: the goroutine may be unwinding (Goexit)
+			// At once, and the batch too: on a Goexit the goroutine
+			// unwinds on through user code (deferred calls of the tasks
+			// below, the worker's exit and start hooks) that may wait
+			// until s's RunScope returns. A batch held meanwhile kept
+			// the count above zero for good
+			// (TestRev36GoexitInSpawnedTaskFlushesBatch hung on 55b483e).
+			// A batch is held only while w runs tasks of its scope back
+			// to back, so a Goexit with a batch held starts in a task
+			// that runSpawned runs: this flush is the only one needed.
+			w.flushRetired()
+			s.finish(w.leaveScope(outer))
 			return
 		}
 		w.retireTask(s, w.leaveScope(outer))

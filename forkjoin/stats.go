@@ -29,7 +29,7 @@ type Stats struct {
 	Submitted uint64 // tasks accepted from outside (Execute, Submit, Invoke)
 	Executed  uint64 // tasks run, forked or submitted, including inline joins
 	Forks     uint64 // tasks pushed on a worker deque (Fork, Join, JoinTasks)
-	Steals    uint64 // tasks taken from another worker's deque
+	Steals    uint64 // steals: elements taken from another worker's deque; one may be a block of up to 32 spawned tasks (TestRev36StealOfBlockCountsOnce)
 	Helped    uint64 // tasks run by a worker while it waited in a join
 	Parks     uint64 // times a worker went to sleep
 	Blocks    uint64 // calls of Block

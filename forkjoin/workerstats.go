@@ -19,7 +19,7 @@ type WorkerStats struct {
 	Compensating bool
 	Executed     uint64 // tasks run, forked or submitted, including inline joins
 	Forks        uint64 // tasks pushed on this worker's deque
-	Steals       uint64 // tasks this worker took from another worker's deque
+	Steals       uint64 // elements this worker took from another worker's deque (a block of spawned tasks counts once)
 	Helped       uint64 // tasks this worker ran while it waited in a join
 	Parks        uint64 // times this worker went to sleep
 	Blocks       uint64 // calls of Block from tasks on this worker
