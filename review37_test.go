@@ -244,7 +244,6 @@ func TestRev37FloatExtremes(t *testing.T) {
 	})
 }
 
-
 // TestRev37PrefixSumNegativeZeros: PrefixSum's sequential definition,
 // s[i] += s[i-1], adds no zero, so a slice of -0.0 stays -0.0 everywhere
 // (-0 + -0 = -0), whatever the association of the adds. Its parallel
