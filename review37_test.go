@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,9 @@ import (
 // r37Elem is an element whose order key (v) repeats, and whose position
 // in the input (i) shows which of equal elements a helper picked.
 type r37Elem struct{ v, i int }
+
+// r37Sink keeps FuzzRev37SearchAndOrderHelpers' slow predicate's loop.
+var r37Sink atomic.Int64
 
 // r37Input builds n elements from the fuzzer's bytes, values in [0, mod)
 // so that keys repeat and matches are frequent or rare as the bytes say.
@@ -29,7 +33,9 @@ func r37Input(data []byte, n, mod int) []r37Elem {
 // FuzzRev37SearchAndOrderHelpers checks the helpers whose result names a
 // position or an order among equal elements against package slices and
 // the sequential loops, on a pool of two workers, inside one of its
-// tasks, and on a one-worker pool, with the grain the fuzzer picks:
+// tasks, and on a one-worker pool, with the grain the fuzzer picks (on the
+// two-worker pool also with a predicate slow enough for the probe to hand
+// loops to the pool):
 // IndexFunc (lowest match), ContainsFunc/Any/All, MinFunc/MaxFunc (first
 // extreme), Filter/FilterMap (order), ForErr/MapErr (the sequential
 // error when exactly one index fails, else one of the failures),
@@ -53,8 +59,8 @@ func FuzzRev37SearchAndOrderHelpers(f *testing.F) {
 		target := int(data[0]) % mod
 		opts := quickOpts(g)
 		run := func(fn func(r forkjoin.Runner)) {
-			switch kind % 3 {
-			case 0:
+			switch kind % 4 {
+			case 0, 3:
 				fn(p)
 			case 1:
 				forkjoin.Invoke(p, func(w *forkjoin.Worker) struct{} { fn(w); return struct{}{} })
@@ -62,13 +68,20 @@ func FuzzRev37SearchAndOrderHelpers(f *testing.F) {
 				fn(single)
 			}
 		}
-		run(func(r forkjoin.Runner) { r37Check(t, r, in, target, mod, opts) })
+		run(func(r forkjoin.Runner) { r37Check(t, r, in, target, mod, kind%4 == 3, opts) })
 	})
 }
 
-func r37Check(t *testing.T, r forkjoin.Runner, in []r37Elem, target, mod int, opts []Option) {
+func r37Check(t *testing.T, r forkjoin.Runner, in []r37Elem, target, mod int, slow bool, opts []Option) {
 	n := len(in)
-	is := func(x r37Elem) bool { return x.v == target }
+	is := func(x r37Elem) bool {
+		if slow { // about a microsecond: the probe hands long loops to the pool
+			for range 300 {
+				r37Sink.Add(1)
+			}
+		}
+		return x.v == target
+	}
 	require.Equal(t, slices.IndexFunc(in, is), IndexFunc(r, in, is, opts...), "IndexFunc n=%d", n)
 	require.Equal(t, slices.ContainsFunc(in, is), ContainsFunc(r, in, is, opts...), "ContainsFunc")
 	require.Equal(t, slices.ContainsFunc(in, is), Any(r, in, is, opts...), "Any")
