@@ -63,7 +63,9 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 // two idle vCPUs, none on busy ones). Integer prefix sums equal the sequential ones
 // exactly, overflow included (they wrap the same way); floating-point
 // prefix sums may differ from the sequential ones in the last bits, since
-// the blocks' sums are added separately (see Reduce).
+// the blocks' sums are added separately (see Reduce), but no zero is added
+// that the loop does not add: a run of -0.0 stays -0.0
+// (TestRev37PrefixSumNegativeZeros).
 //
 // r and the options are as for Scan: a slice of at most SequentialThreshold
 // elements, or with a Grain that covers it, is summed on the caller, a
