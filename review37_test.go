@@ -90,8 +90,12 @@ func r37Check(t *testing.T, r forkjoin.Runner, in []r37Elem, target, mod int, sl
 
 	byV := func(a, b r37Elem) int { return cmp.Compare(a.v, b.v) }
 	if n > 0 {
-		require.Equal(t, slices.MinFunc(in, byV), MinFunc(r, in, byV, opts...), "MinFunc n=%d", n)
-		require.Equal(t, slices.MaxFunc(in, byV), MaxFunc(r, in, byV, opts...), "MaxFunc n=%d", n)
+		byVSlow := func(a, b r37Elem) int {
+			is(a) // slow too when slow is set
+			return byV(a, b)
+		}
+		require.Equal(t, slices.MinFunc(in, byV), MinFunc(r, in, byVSlow, opts...), "MinFunc n=%d", n)
+		require.Equal(t, slices.MaxFunc(in, byV), MaxFunc(r, in, byVSlow, opts...), "MaxFunc n=%d", n)
 	}
 
 	want := []r37Elem{}
