@@ -63,7 +63,9 @@ func Scan[S ~[]E, E any](r forkjoin.Runner, s S, op func(E, E) E, opts ...Option
 // two idle vCPUs, none on busy ones). Integer prefix sums equal the sequential ones
 // exactly, overflow included (they wrap the same way); floating-point
 // prefix sums may differ from the sequential ones in the last bits, since
-// the blocks' sums are added separately (see Reduce).
+// the blocks' sums are added separately (see Reduce), but no zero is added
+// that the loop does not add: a run of -0.0 stays -0.0
+// (TestRev37PrefixSumNegativeZeros).
 //
 // r and the options are as for Scan: a slice of at most SequentialThreshold
 // elements, or with a Grain that covers it, is summed on the caller, a
@@ -129,13 +131,24 @@ func addFirst[E Number](s []E) {
 	}
 }
 
-// addAll4 is PrefixSum's reduceBlock: the sum of s in four interleaved
-// partial sums, which the CPU adds in parallel (one chain of dependent
-// adds limits addAll to one element per cycle; this runs about 2.5x as
-// fast in cache: BenchmarkPrefixSumKernels).
+// addAll4 is PrefixSum's reduceBlock: the sum of s, which is not empty,
+// in four interleaved partial sums, which the CPU adds in parallel (one
+// chain of dependent adds limits addAll to one element per cycle; this
+// runs about 2.5x as fast in cache: BenchmarkPrefixSumKernels). The
+// partial sums start from elements of s, not from 0, as the loop adds no
+// zero: a sum of -0.0s stays -0.0, where +0 + -0 is +0 and would turn
+// every prefix after the block into +0 (TestRev37PrefixSumNegativeZeros;
+// review rev37).
 func addAll4[E Number](s []E) E {
-	var a, b, c, d E
-	i := 0
+	if len(s) < 4 {
+		a := s[0]
+		for _, x := range s[1:] {
+			a += x
+		}
+		return a
+	}
+	a, b, c, d := s[0], s[1], s[2], s[3]
+	i := 4
 	for ; i+4 <= len(s); i += 4 {
 		q := s[i : i+4 : i+4]
 		a += q[0]
