@@ -48,12 +48,7 @@ func rev36GoexitRound(t *testing.T, round int) {
 	}))
 	defer closePool(t, p)
 	defer close(rescue)
-	holding, release := make(chan struct{}), make(chan struct{})
-	require.NoError(t, p.Execute(func(*forkjoin.Worker) {
-		close(holding)
-		wait(release)
-	}))
-	<-holding
+	release := holdOne(t, p, wait)
 	var ran atomic.Int64
 	within(t, "RunScope after a batch and a Goexit", func() {
 		v := recoverPanic(func() {
@@ -214,12 +209,7 @@ func TestRev36StealOfBlockCountsOnce(t *testing.T) {
 	p := forkjoin.New(forkjoin.WithParallelism(2))
 	defer closePool(t, p)
 	defer close(rescue)
-	holding, release := make(chan struct{}), make(chan struct{})
-	require.NoError(t, p.Execute(func(*forkjoin.Worker) {
-		close(holding)
-		wait(release)
-	}))
-	<-holding
+	release := holdOne(t, p, wait)
 	const tasks = 33
 	var elsewhere atomic.Int64
 	within(t, "scope of 33 stolen tasks", func() {
@@ -246,4 +236,17 @@ func TestRev36StealOfBlockCountsOnce(t *testing.T) {
 	require.Less(t, st.Steals, uint64(tasks)/4, "%v", st)
 	require.GreaterOrEqual(t, st.Executed, uint64(tasks), "%v", st)
 	require.GreaterOrEqual(t, st.Forks, uint64(tasks), "%v", st)
+}
+
+// holdOne occupies one worker of p with a task that waits, through wait
+// (so that the test's rescue frees it), until release is closed; it
+// returns once that task runs.
+func holdOne(t *testing.T, p *forkjoin.Pool, wait func(chan struct{})) (release chan struct{}) {
+	holding, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, p.Execute(func(*forkjoin.Worker) {
+		close(holding)
+		wait(release)
+	}))
+	within(t, "the held task", func() { <-holding })
+	return release
 }
